@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/airlockhq/airlock/sandbox"
+)
+
+func runDoctor(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("airlock doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var pf profileFlags
+	pf.register(fs)
+	asJSON := fs.Bool("json", false, "print the host facts and the Report as JSON")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: airlock doctor [--json] [PROFILE FLAGS]
+
+Prints what this host can enforce (kernel, user namespaces, Landlock ABI,
+seccomp, cgroup layout), then the Report of the profile the flags describe:
+each guarantee with its status, mechanism and reason, and the Level
+(full, partial or none). Exit status 0 when the profile can run here, 1 when
+a guarantee it requires is missing.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	p, err := pf.build()
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock:", err)
+		return 2
+	}
+	rep := sandbox.ReportFor(p)
+	_, runErr := sandbox.New(p)
+	if *asJSON {
+		out := struct {
+			sandbox.Report
+			Profile  string   `json:"profile_fingerprint"`
+			Required []string `json:"required"`
+			CanRun   bool     `json:"can_run"`
+			Error    string   `json:"error,omitempty"`
+		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil}
+		for _, g := range p.Required().List() {
+			out.Required = append(out.Required, g.String())
+		}
+		if runErr != nil {
+			out.Error = runErr.Error()
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return 1
+		}
+	} else {
+		h := rep.Host
+		fmt.Fprintf(stdout, "host\n  kernel           %s (%s)\n  uid              %d\n", h.Kernel, h.Arch, h.UID)
+		fmt.Fprintf(stdout, "  user namespaces  %s\n", yesNo(h.UserNamespaces, h.UserNSReason))
+		landlock := fmt.Sprintf("ABI %d", h.LandlockABI)
+		if h.LandlockABI == 0 {
+			landlock = "unavailable"
+		}
+		fmt.Fprintf(stdout, "  landlock         %s\n", landlock)
+		fmt.Fprintf(stdout, "  seccomp          %s\n", yesNo(h.Seccomp, h.SeccompReason))
+		fmt.Fprintf(stdout, "  cgroups          %s, %s\n", h.CgroupMode, yesNo(h.CgroupWritable, h.CgroupReason))
+		fmt.Fprintf(stdout, "profile %s (fingerprint %.12s)\n", p.Spec().Preset, p.Fingerprint())
+		fmt.Fprint(stdout, rep.String())
+		if runErr != nil {
+			fmt.Fprintln(stdout, "cannot run:", runErr)
+		}
+	}
+	if runErr != nil {
+		return 1
+	}
+	return 0
+}
+
+func yesNo(ok bool, why string) string {
+	if ok {
+		return "yes"
+	}
+	if why == "" {
+		return "no"
+	}
+	return "no: " + why
+}

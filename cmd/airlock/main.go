@@ -1,0 +1,70 @@
+// Command airlock gates and sandboxes the tool calls of AI agents.
+//
+// The command is thin: each subcommand parses its flags and calls the
+// packages that do the work (profile, sandbox, gate, audit, ...).
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// subcommand is one entry of the CLI: its one-line summary and its entry
+// point, which returns the process exit status.
+type subcommand struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+func subcommands() map[string]subcommand {
+	return map[string]subcommand{
+		"run":    {"run a command inside the sandbox", runRun},
+		"doctor": {"show what this host can enforce and the Report of a profile", runDoctor},
+		"policy": {"explain, test and list the gate's rules", runPolicy},
+		"audit":  {"print or follow the audit log", runAudit},
+	}
+}
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	cmds := subcommands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout, cmds)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	if args[0] == "--version" || args[0] == "version" {
+		fmt.Fprintln(stdout, "airlock", version)
+		return 0
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "airlock: unknown command %q; run 'airlock --help' for the list\n", args[0])
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func usage(w io.Writer, cmds map[string]subcommand) {
+	fmt.Fprint(w, `airlock: a gate and an OS-enforced sandbox for the tool calls of AI agents.
+
+Usage: airlock COMMAND [FLAGS] [ARGS]
+
+Commands:
+`)
+	for _, name := range []string{"run", "doctor", "policy", "audit"} {
+		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
+	}
+	fmt.Fprint(w, `
+Run 'airlock COMMAND --help' for the flags of one command.
+`)
+}

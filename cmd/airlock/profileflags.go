@@ -1,0 +1,154 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airlockhq/airlock/profile"
+)
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// profileFlags are the flags that build a profile, shared by run and doctor.
+type profileFlags struct {
+	profile    string
+	workspace  string
+	read       listFlag
+	write      listFlag
+	deny       listFlag
+	env        listFlag
+	net        string
+	memory     string
+	pids       int
+	cpu        float64
+	timeout    time.Duration
+	maxOutput  string
+	autoAllow  bool
+	readOnlyWS bool
+}
+
+func (f *profileFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.profile, "profile", "", "preset name ("+strings.Join(profile.PresetNames(), ", ")+") or profile TOML file; default: workspace")
+	fs.StringVar(&f.workspace, "workspace", "", "project directory the command may read and write (default: the current directory)")
+	fs.Var(&f.read, "allow-read", "extra `PATH` the command may read (repeatable)")
+	fs.Var(&f.write, "allow-write", "extra `PATH` the command may read and write (repeatable)")
+	fs.Var(&f.deny, "deny", "`GLOB` to hide even inside allowed paths, e.g. '**/.env' (repeatable)")
+	fs.Var(&f.env, "env", "pass `K` from the environment, or set K=V (repeatable)")
+	fs.StringVar(&f.net, "net", "", "network: none (default) or all")
+	fs.StringVar(&f.memory, "memory", "", "memory budget, e.g. 512MiB (no swap)")
+	fs.IntVar(&f.pids, "pids", 0, "maximum number of processes at once")
+	fs.Float64Var(&f.cpu, "cpu", 0, "CPU budget in cores, e.g. 1.5")
+	fs.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit, e.g. 30s (exit status 124 when reached)")
+	fs.StringVar(&f.maxOutput, "max-output", "", "cap on stdout+stderr bytes, e.g. 1MiB")
+	fs.BoolVar(&f.readOnlyWS, "read-only", false, "make the workspace read-only")
+}
+
+// build assembles the profile: preset, then the workspace's
+// .airlock/profile.toml, then a --profile file, then the flags.
+func (f *profileFlags) build() (*profile.Profile, error) {
+	base := profile.Preset(profile.DefaultPreset)
+	var fileSpec *profile.Spec
+	if f.profile != "" {
+		if s, err := profile.LookupPreset(f.profile); err == nil {
+			base = s
+		} else if _, statErr := os.Stat(f.profile); statErr == nil {
+			s, err := profile.LoadFile(f.profile)
+			if err != nil {
+				return nil, err
+			}
+			fileSpec = &s
+		} else {
+			return nil, fmt.Errorf("--profile %q: neither a preset (%s) nor a file", f.profile, strings.Join(profile.PresetNames(), ", "))
+		}
+	}
+	ws := f.workspace
+	if ws == "" {
+		if fileSpec != nil && fileSpec.Workspace != "" {
+			ws = fileSpec.Workspace
+		} else {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, err
+			}
+			ws = wd
+		}
+	}
+	if abs, err := filepath.Abs(ws); err == nil && !strings.HasPrefix(ws, "~") {
+		ws = abs
+	}
+	spec := base
+	if wsSpec, ok, err := profile.LoadWorkspaceFile(ws); err != nil {
+		return nil, err
+	} else if ok {
+		spec = profile.Merge(spec, wsSpec)
+	}
+	if fileSpec != nil {
+		if fileSpec.Preset != "" {
+			spec = *fileSpec
+		} else {
+			spec = profile.Merge(spec, *fileSpec)
+		}
+	}
+	spec.Workspace = ws
+
+	over := profile.Spec{}
+	over.Filesystem.Read = f.read
+	over.Filesystem.Write = f.write
+	over.Filesystem.Deny = f.deny
+	over.ReadOnlyWorkspace = f.readOnlyWS
+	for _, e := range f.env {
+		if k, v, ok := strings.Cut(e, "="); ok {
+			if over.Env.Set == nil {
+				over.Env.Set = map[string]string{}
+			}
+			over.Env.Set[k] = v
+		} else {
+			over.Env.Allow = append(over.Env.Allow, e)
+		}
+	}
+	switch f.net {
+	case "":
+	case profile.NetworkModeNone, profile.NetworkModeAll:
+		over.Network.Mode = f.net
+	default:
+		over.Network.Mode = profile.NetworkModeAllow
+		over.Network.Allow = strings.Split(f.net, ",")
+	}
+	var err error
+	if over.Budgets.Memory, err = sizeFlag("--memory", f.memory); err != nil {
+		return nil, err
+	}
+	if over.Budgets.Output, err = sizeFlag("--max-output", f.maxOutput); err != nil {
+		return nil, err
+	}
+	if f.pids < 0 {
+		return nil, fmt.Errorf("--pids %d: use a positive number", f.pids)
+	}
+	if f.cpu < 0 {
+		return nil, fmt.Errorf("--cpu %s: use a positive number of cores", strconv.FormatFloat(f.cpu, 'g', -1, 64))
+	}
+	over.Budgets.Pids = f.pids
+	over.Budgets.CPU = f.cpu
+	over.Budgets.WallTime = profile.Duration(f.timeout)
+	return profile.New(profile.Merge(spec, over))
+}
+
+func sizeFlag(name, v string) (profile.Size, error) {
+	if v == "" {
+		return 0, nil
+	}
+	s, err := profile.ParseSize(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/airlockhq/airlock/sandbox"
+)
+
+// Exit statuses of airlock run besides the command's own.
+const (
+	exitTimeout = 124 // the wall-clock budget ended the run
+	exitSetup   = 125 // the sandbox could not be set up; nothing ran
+	exitKilled  = 137 // killed for memory, output or cancellation (128+SIGKILL)
+)
+
+func runRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("airlock run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var pf profileFlags
+	pf.register(fs)
+	report := fs.String("report", "", "write the Result as JSON to `FILE`")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: airlock run [FLAGS] -- CMD [ARGS...]
+
+Runs CMD inside the sandbox: an empty private HOME and /tmp, the workspace
+read-write (agent-persistence paths read-only), system paths read-only, no
+network, a scrubbed environment, seccomp, Landlock and cgroup budgets.
+
+Exit status: CMD's own; 124 when --timeout ends it; 125 when the sandbox
+could not be set up (one line on stderr says why); 137 when a memory or
+output budget or a signal ended it; 128+N when CMD died of signal N.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(stderr, "airlock run: no command given; usage: airlock run [FLAGS] -- CMD [ARGS...]")
+		return 2
+	}
+	p, err := pf.build()
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock:", err)
+		return exitSetup
+	}
+	ex, err := sandbox.New(p)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock:", err)
+		return exitSetup
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	wd, _ := os.Getwd()
+	dir := ""
+	if wd != "" && p.CanRead(wd) {
+		dir = wd
+	}
+	res, err := ex.Run(ctx, sandbox.Cmd{
+		Args: argv, Dir: dir,
+		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
+	})
+	if err != nil && res == nil {
+		fmt.Fprintln(stderr, "airlock:", err)
+		return exitSetup
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock: warning:", err)
+	}
+	if *report != "" {
+		if werr := writeReport(*report, res); werr != nil {
+			fmt.Fprintln(stderr, "airlock: write report:", werr)
+		}
+	}
+	for _, d := range res.Denials {
+		fmt.Fprintf(stderr, "airlock: %s: %s (%s)\n", d.Kind, d.Reason, d.Target)
+	}
+	return exitStatus(res)
+}
+
+func exitStatus(res *sandbox.Result) int {
+	switch res.Status {
+	case sandbox.StatusSucceeded:
+		return 0
+	case sandbox.StatusTimedOut:
+		return exitTimeout
+	case sandbox.StatusKilledOOM, sandbox.StatusOutputLimitExceeded, sandbox.StatusCancelled:
+		return exitKilled
+	}
+	if res.ExitCode >= 0 {
+		return res.ExitCode
+	}
+	if sig := signalNumber(res.Signal); sig > 0 {
+		return 128 + sig
+	}
+	return 1
+}
+
+func signalNumber(name string) int {
+	for i := 1; i < 65; i++ {
+		if syscall.Signal(i).String() == name {
+			return i
+		}
+	}
+	return 0
+}
+
+func writeReport(path string, res *sandbox.Result) error {
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o600)
+}

@@ -1,0 +1,231 @@
+package profile
+
+import (
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strings"
+)
+
+// Access is what a profile gives one requirement before any rule is read:
+// the first step of the gate's decision order.
+type Access int
+
+const (
+	// AccessDeny: the profile forbids the requirement; no rule or person can
+	// allow it.
+	AccessDeny Access = iota
+	// AccessGated: the profile leaves it to the rules, then to an approver.
+	AccessGated
+	// AccessAllow: the profile allows it; deny and ask rules still apply.
+	AccessAllow
+)
+
+func (a Access) String() string {
+	switch a {
+	case AccessDeny:
+		return "deny"
+	case AccessGated:
+		return "gated"
+	case AccessAllow:
+		return "allow"
+	}
+	return "unknown"
+}
+
+// Requirement kinds the profile knows. Other kinds are denied.
+const (
+	KindCommandExecute  = "command.execute"
+	KindFilesystemRead  = "filesystem.read"
+	KindFilesystemWrite = "filesystem.write"
+	KindNetworkConnect  = "network.connect"
+	KindToolInvoke      = "tool.invoke"
+)
+
+// Access says what the profile gives one requirement (kind, target) before
+// any rule is read. Filesystem targets are absolute paths (relative ones
+// are taken against the workspace); network targets are host:port.
+func (p *Profile) Access(kind, target string) Access {
+	switch kind {
+	case KindCommandExecute:
+		if p.spec.AutoAllowInSandbox {
+			return AccessAllow
+		}
+		return AccessGated
+	case KindFilesystemRead:
+		path := p.resolve(target)
+		if p.Denied(path) {
+			return AccessDeny
+		}
+		if p.CanRead(path) {
+			return AccessAllow
+		}
+		return AccessDeny
+	case KindFilesystemWrite:
+		path := p.resolve(target)
+		if p.Denied(path) {
+			return AccessDeny
+		}
+		if p.IsProtected(path) {
+			return AccessGated
+		}
+		if p.CanWrite(path) {
+			return AccessAllow
+		}
+		return AccessDeny
+	case KindNetworkConnect:
+		return p.networkAccess(target)
+	case KindToolInvoke:
+		return AccessGated
+	}
+	return AccessDeny
+}
+
+func (p *Profile) resolve(target string) string {
+	if target == "" {
+		return p.spec.Workspace
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(p.spec.Workspace, target)
+	}
+	return filepath.Clean(target)
+}
+
+// Denied reports whether a deny glob matches path or one of its parents.
+func (p *Profile) Denied(path string) bool {
+	for _, g := range p.spec.Filesystem.Deny {
+		if hidesPath(g, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsProtected reports whether path is, or is beneath, one of the protected
+// paths of the workspace.
+func (p *Profile) IsProtected(path string) bool {
+	for _, rel := range p.spec.Filesystem.Protected {
+		if within(filepath.Join(p.spec.Workspace, rel), path) {
+			return true
+		}
+	}
+	return false
+}
+
+// CanRead reports whether path is beneath a readable path (ignoring deny).
+func (p *Profile) CanRead(path string) bool {
+	if within(p.spec.Workspace, path) {
+		return true
+	}
+	for _, r := range append(p.spec.Filesystem.Read, p.spec.Filesystem.Write...) {
+		if within(r, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// CanWrite reports whether path is beneath a writable path (ignoring deny
+// and protection).
+func (p *Profile) CanWrite(path string) bool {
+	if !p.spec.ReadOnlyWorkspace && within(p.spec.Workspace, path) {
+		return true
+	}
+	for _, w := range p.spec.Filesystem.Write {
+		if within(w, path) {
+			return true
+		}
+	}
+	return false
+}
+
+func within(dir, path string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
+}
+
+func (p *Profile) networkAccess(target string) Access {
+	host, _, err := net.SplitHostPort(target)
+	if err != nil {
+		host = strings.Trim(target, "[]")
+	}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		if IsPrivateAddr(addr) && !p.allowsLiteral(target) {
+			return AccessDeny
+		}
+	}
+	if strings.EqualFold(host, "localhost") {
+		return AccessDeny
+	}
+	switch p.spec.Network.Mode {
+	case NetworkModeAll:
+		return AccessAllow
+	case NetworkModeAllow:
+		if p.allowsHost(target) {
+			return AccessAllow
+		}
+	}
+	return AccessGated
+}
+
+func (p *Profile) allowsLiteral(target string) bool {
+	for _, a := range p.spec.Network.Allow {
+		if a == target {
+			return true
+		}
+	}
+	return false
+}
+
+// allowsHost is a coarse check for the gate (the egress layer enforces):
+// an entry matches the same host, or *.suffix, with the same port or no
+// port in the entry.
+func (p *Profile) allowsHost(target string) bool {
+	host, port, err := net.SplitHostPort(target)
+	if err != nil {
+		host, port = target, ""
+	}
+	for _, a := range p.spec.Network.Allow {
+		ah, ap, err := net.SplitHostPort(a)
+		if err != nil {
+			ah, ap = strings.Trim(a, "[]"), ""
+		}
+		if ap != "" && ap != port {
+			continue
+		}
+		if ap == "" && port != "" && port != "80" && port != "443" {
+			continue
+		}
+		if strings.EqualFold(ah, host) || (strings.HasPrefix(ah, "*.") && strings.HasSuffix(strings.ToLower(host), strings.ToLower(ah[1:]))) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsPrivateAddr reports whether addr is loopback, private (RFC 1918, ULA),
+// link-local, CGNAT, multicast, unspecified or a cloud metadata address.
+func IsPrivateAddr(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	if addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() ||
+		addr.IsLinkLocalMulticast() || addr.IsMulticast() || addr.IsUnspecified() ||
+		addr.IsInterfaceLocalMulticast() {
+		return true
+	}
+	for _, pfx := range blockedPrefixes {
+		if pfx.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+var blockedPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("100.64.0.0/10"),     // CGNAT (100.100.100.200 is Alibaba's metadata)
+	netip.MustParsePrefix("169.254.0.0/16"),    // link-local, cloud metadata
+	netip.MustParsePrefix("0.0.0.0/8"),         // "this network"
+	netip.MustParsePrefix("192.0.0.0/24"),      // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),     // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),       // reserved
+	netip.MustParsePrefix("fd00:ec2::254/128"), // AWS metadata over IPv6 (inside ULA, listed for clarity)
+	netip.MustParsePrefix("64:ff9b::/96"),      // NAT64 can reach private IPv4
+}

@@ -1,0 +1,278 @@
+package profile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// ErrInvalid is the class of every validation error; errors.Is(err,
+// ErrInvalid) holds for each *FieldError.
+var ErrInvalid = errors.New("invalid profile")
+
+// FieldError says which field is wrong, what it held and how to fix it.
+type FieldError struct {
+	Field string // e.g. "filesystem.deny"
+	Value string // the offending value
+	Fix   string // what to do instead
+}
+
+func (e *FieldError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("profile: %s: %s", e.Field, e.Fix)
+	}
+	return fmt.Sprintf("profile: %s: %q: %s", e.Field, e.Value, e.Fix)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// Profile is a validated, immutable profile. Build one with New.
+type Profile struct {
+	spec        Spec
+	fingerprint string
+	require     Guarantee
+}
+
+// New validates s and returns the Profile it describes. Paths are made
+// absolute ("~/" against the caller's home, $WORKSPACE against the
+// workspace), cleaned, de-duplicated and sorted; the workspace must exist
+// and is resolved through symlinks.
+func New(s Spec) (*Profile, error) {
+	s = s.clone()
+	home, _ := os.UserHomeDir()
+	if s.Workspace == "" {
+		return nil, &FieldError{Field: "workspace", Fix: "set the project directory (--workspace DIR or workspace = \"/abs/path\")"}
+	}
+	ws, err := absPath("workspace", s.Workspace, home, "")
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(ws)
+	if err != nil {
+		return nil, &FieldError{Field: "workspace", Value: s.Workspace, Fix: "the directory does not exist; create it or point at an existing project"}
+	}
+	if !st.IsDir() {
+		return nil, &FieldError{Field: "workspace", Value: s.Workspace, Fix: "not a directory; point at the project directory"}
+	}
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	if ws == "/" {
+		return nil, &FieldError{Field: "workspace", Value: s.Workspace, Fix: "the whole filesystem cannot be the workspace; point at the project directory"}
+	}
+	s.Workspace = ws
+
+	lists := []struct {
+		field string
+		list  *[]string
+	}{
+		{"filesystem.read", &s.Filesystem.Read},
+		{"filesystem.write", &s.Filesystem.Write},
+		{"filesystem.exec", &s.Filesystem.Exec},
+	}
+	for _, l := range lists {
+		for i, p := range *l.list {
+			a, err := absPath(l.field, p, home, ws)
+			if err != nil {
+				return nil, err
+			}
+			(*l.list)[i] = a
+		}
+		*l.list = sortedUnique(*l.list)
+	}
+	for i, g := range s.Filesystem.Deny {
+		a, err := denyGlob(g, home, ws)
+		if err != nil {
+			return nil, err
+		}
+		if hidesPath(a, ws) {
+			return nil, &FieldError{Field: "filesystem.deny", Value: g,
+				Fix: "this would hide the workspace " + ws + " itself; deny paths inside it instead"}
+		}
+		s.Filesystem.Deny[i] = a
+	}
+	s.Filesystem.Deny = sortedUnique(s.Filesystem.Deny)
+	for _, p := range s.Filesystem.Protected {
+		c := filepath.Clean(p)
+		if p == "" || filepath.IsAbs(p) || c == "." || c == ".." || strings.HasPrefix(c, "../") {
+			return nil, &FieldError{Field: "filesystem.protected", Value: p, Fix: "write a path relative to the workspace, like .git/hooks"}
+		}
+	}
+	s.Filesystem.Protected = sortedUnique(s.Filesystem.Protected)
+
+	for _, name := range s.Env.Allow {
+		if !envPattern.MatchString(name) {
+			return nil, &FieldError{Field: "env.allow", Value: name, Fix: "use a variable name, optionally ending in * (LC_*)"}
+		}
+	}
+	s.Env.Allow = sortedUnique(s.Env.Allow)
+	for k := range s.Env.Set {
+		if !envName.MatchString(k) {
+			return nil, &FieldError{Field: "env.set", Value: k, Fix: "use a variable name of letters, digits and _"}
+		}
+	}
+
+	if s.Network.Mode == "" {
+		s.Network.Mode = NetworkModeNone
+	}
+	switch s.Network.Mode {
+	case NetworkModeNone, NetworkModeAll:
+		if len(s.Network.Allow) > 0 {
+			return nil, &FieldError{Field: "network.allow", Value: strings.Join(s.Network.Allow, ","),
+				Fix: "an allowlist needs network.mode = \"allow\""}
+		}
+	case NetworkModeAllow:
+		if len(s.Network.Allow) == 0 {
+			return nil, &FieldError{Field: "network.allow", Fix: "list at least one host[:port], or use mode \"none\""}
+		}
+		for _, h := range s.Network.Allow {
+			if err := checkHostPort(h); err != nil {
+				return nil, &FieldError{Field: "network.allow", Value: h, Fix: err.Error()}
+			}
+		}
+	default:
+		return nil, &FieldError{Field: "network.mode", Value: s.Network.Mode, Fix: "use none, all or allow"}
+	}
+
+	b := s.Budgets
+	switch {
+	case b.Memory < 0:
+		return nil, &FieldError{Field: "budgets.memory", Value: b.Memory.String(), Fix: "use a positive size like 512MiB"}
+	case b.Memory != 0 && b.Memory < 4<<20:
+		return nil, &FieldError{Field: "budgets.memory", Value: b.Memory.String(), Fix: "at least 4MiB is needed to start a program"}
+	case b.Pids < 0:
+		return nil, &FieldError{Field: "budgets.pids", Value: fmt.Sprint(b.Pids), Fix: "use a positive number of processes"}
+	case b.CPU < 0:
+		return nil, &FieldError{Field: "budgets.cpu", Value: fmt.Sprint(b.CPU), Fix: "use a positive number of cores like 1.5"}
+	case b.WallTime < 0:
+		return nil, &FieldError{Field: "budgets.wall_time", Fix: "use a positive duration like 30s"}
+	case b.Output < 0:
+		return nil, &FieldError{Field: "budgets.output", Fix: "use a positive size like 1MiB"}
+	case b.Scratch < 0:
+		return nil, &FieldError{Field: "budgets.scratch", Fix: "use a positive size like 256MiB"}
+	}
+
+	var req Guarantee
+	for _, name := range s.Require {
+		g, err := ParseGuarantee(name)
+		if err != nil {
+			return nil, &FieldError{Field: "require", Value: name, Fix: err.Error()}
+		}
+		req |= g
+	}
+	s.Require = nil
+	for _, g := range req.List() {
+		s.Require = append(s.Require, g.String())
+	}
+
+	enc, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("profile: encode for fingerprint: %w", err)
+	}
+	sum := sha256.Sum256(append([]byte("airlock-profile-v1\n"), enc...))
+	return &Profile{spec: s, fingerprint: hex.EncodeToString(sum[:]), require: req}, nil
+}
+
+var (
+	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// absPath makes p absolute: "~/" is the caller's home, $WORKSPACE the
+// workspace; anything else relative is an error naming the field.
+func absPath(field, p, home, ws string) (string, error) {
+	switch {
+	case p == WorkspaceToken || strings.HasPrefix(p, WorkspaceToken+"/"):
+		if ws == "" {
+			return "", &FieldError{Field: field, Value: p, Fix: "$WORKSPACE cannot be used here"}
+		}
+		p = ws + strings.TrimPrefix(p, WorkspaceToken)
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		if home == "" {
+			return "", &FieldError{Field: field, Value: p, Fix: "HOME is not set; write an absolute path"}
+		}
+		p = home + strings.TrimPrefix(p, "~")
+	}
+	if !filepath.IsAbs(p) {
+		return "", &FieldError{Field: field, Value: p, Fix: "write an absolute path (or ~/..., or $WORKSPACE/...)"}
+	}
+	return filepath.Clean(p), nil
+}
+
+// denyGlob makes a deny pattern absolute: relative patterns are beneath
+// the workspace.
+func denyGlob(g, home, ws string) (string, error) {
+	if g == "" {
+		return "", &FieldError{Field: "filesystem.deny", Fix: "empty pattern; write a path or glob like **/.env"}
+	}
+	if !filepath.IsAbs(g) && !strings.HasPrefix(g, "~") && !strings.HasPrefix(g, WorkspaceToken) {
+		g = ws + "/" + g
+	}
+	a, err := absPath("filesystem.deny", g, home, ws)
+	if err != nil {
+		return "", err
+	}
+	if _, err := filepath.Match(strings.ReplaceAll(a, "**", "*"), ""); err != nil {
+		return "", &FieldError{Field: "filesystem.deny", Value: g, Fix: "malformed glob: " + err.Error()}
+	}
+	return a, nil
+}
+
+// hidesPath reports whether the deny glob matches p or one of p's parents.
+func hidesPath(glob, p string) bool {
+	for q := p; ; q = filepath.Dir(q) {
+		if MatchGlob(glob, q) {
+			return true
+		}
+		if q == "/" {
+			return false
+		}
+	}
+}
+
+func checkHostPort(h string) error {
+	if h == "" {
+		return errors.New("empty entry; write host[:port]")
+	}
+	if ap, err := netip.ParseAddrPort(h); err == nil && ap.IsValid() {
+		return nil
+	}
+	if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+		return nil
+	}
+	host := h
+	if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		host = h[:i]
+		port := h[i+1:]
+		if port == "" || strings.Trim(port, "0123456789") != "" {
+			return errors.New("port must be a number like :443")
+		}
+	}
+	if host == "" || strings.ContainsAny(host, "/ @") {
+		return errors.New("write a host name, *.suffix or an IP literal, with an optional :port")
+	}
+	return nil
+}
+
+func sortedUnique(in []string) []string {
+	if len(in) == 0 {
+		return nil
+	}
+	sort.Strings(in)
+	out := in[:1]
+	for _, s := range in[1:] {
+		if s != out[len(out)-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,173 @@
+package profile
+
+import (
+	"fmt"
+	"time"
+)
+
+// Spec is the editable description of a profile. The zero value of each
+// field means "not set": New fills it from nothing (no access), and Merge
+// leaves the base's value in place.
+type Spec struct {
+	// Preset names the preset the spec started from (informational; it is
+	// part of the fingerprint).
+	Preset string `toml:"preset" json:"preset,omitempty"`
+	// Workspace is the absolute path of the project the command works on.
+	Workspace string `toml:"workspace" json:"workspace"`
+	// ReadOnlyWorkspace makes the workspace readable but not writable.
+	ReadOnlyWorkspace bool `toml:"read_only_workspace" json:"read_only_workspace,omitempty"`
+	// AutoAllowInSandbox makes the gate allow commands that will run inside
+	// the sandbox without asking (the sandbox confines them).
+	AutoAllowInSandbox bool `toml:"auto_allow_in_sandbox" json:"auto_allow_in_sandbox,omitempty"`
+
+	Filesystem FilesystemSpec `toml:"filesystem" json:"filesystem"`
+	Env        EnvSpec        `toml:"env" json:"env"`
+	Network    NetworkSpec    `toml:"network" json:"network"`
+	Budgets    Budgets        `toml:"budgets" json:"budgets"`
+	// Require lists guarantees the host must give, by name
+	// ("syscall-filter", ...). A host that cannot give one makes sandbox
+	// construction fail before anything runs.
+	Require []string `toml:"require" json:"require,omitempty"`
+}
+
+// FilesystemSpec lists paths. Every path is absolute after New ("~/" is
+// expanded against the caller's home; relative paths are an error).
+type FilesystemSpec struct {
+	// Read paths are visible read-only (beneath each, recursively).
+	Read []string `toml:"read" json:"read,omitempty"`
+	// Write paths are visible read-write.
+	Write []string `toml:"write" json:"write,omitempty"`
+	// Deny globs hide matching paths even beneath Read and Write paths.
+	// "**" matches any number of directories. A relative glob is taken
+	// relative to the workspace.
+	Deny []string `toml:"deny" json:"deny,omitempty"`
+	// Protected paths, relative to the workspace, stay read-only even when
+	// the workspace is writable (agent persistence: hooks, editor configs).
+	Protected []string `toml:"protected" json:"protected,omitempty"`
+	// Exec paths are where programs may be executed from. Empty means the
+	// read and write paths.
+	Exec []string `toml:"exec" json:"exec,omitempty"`
+}
+
+// EnvSpec says which environment variables reach the command.
+type EnvSpec struct {
+	// Allow names variables passed through from the caller; a trailing "*"
+	// matches a prefix (LC_*).
+	Allow []string `toml:"allow" json:"allow,omitempty"`
+	// Set forces variables to a value.
+	Set map[string]string `toml:"set" json:"set,omitempty"`
+}
+
+// Network modes.
+const (
+	NetworkModeNone  = "none"  // no interface at all
+	NetworkModeAll   = "all"   // unrestricted, but metadata addresses blocked
+	NetworkModeAllow = "allow" // only the hosts in Allow (the egress layer)
+)
+
+// NetworkSpec is the network policy.
+type NetworkSpec struct {
+	// Mode is none, all or allow. Empty means none.
+	Mode string `toml:"mode" json:"mode,omitempty"`
+	// Allow lists host[:port] entries for mode "allow".
+	Allow []string `toml:"allow" json:"allow,omitempty"`
+}
+
+// Budgets cap what one run may use. Zero means no limit of that kind
+// (except where a preset sets one).
+type Budgets struct {
+	Memory   Size     `toml:"memory" json:"memory,omitempty"`       // RAM, no swap
+	Pids     int      `toml:"pids" json:"pids,omitempty"`           // tasks at once
+	CPU      float64  `toml:"cpu" json:"cpu,omitempty"`             // cores (1.5 = one and a half)
+	WallTime Duration `toml:"wall_time" json:"wall_time,omitempty"` // whole run
+	Output   Size     `toml:"output" json:"output,omitempty"`       // stdout+stderr bytes kept
+	Scratch  Size     `toml:"scratch" json:"scratch,omitempty"`     // private /tmp and HOME
+}
+
+// Duration is a time.Duration written as "30s", "5m" in TOML.
+type Duration time.Duration
+
+// UnmarshalText reads a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil || v < 0 {
+		return fmt.Errorf("%q is not a duration; use a number with a unit like 30s or 5m", string(b))
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the duration as time.Duration's String.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// Merge returns base with every field that o sets replacing base's. Lists
+// given in o are appended to base's lists, so a file can add read paths to
+// a preset without restating it.
+func Merge(base, o Spec) Spec {
+	out := base.clone()
+	if o.Preset != "" {
+		out.Preset = o.Preset
+	}
+	if o.Workspace != "" {
+		out.Workspace = o.Workspace
+	}
+	out.ReadOnlyWorkspace = out.ReadOnlyWorkspace || o.ReadOnlyWorkspace
+	out.AutoAllowInSandbox = out.AutoAllowInSandbox || o.AutoAllowInSandbox
+	out.Filesystem.Read = append(out.Filesystem.Read, o.Filesystem.Read...)
+	out.Filesystem.Write = append(out.Filesystem.Write, o.Filesystem.Write...)
+	out.Filesystem.Deny = append(out.Filesystem.Deny, o.Filesystem.Deny...)
+	out.Filesystem.Protected = append(out.Filesystem.Protected, o.Filesystem.Protected...)
+	out.Filesystem.Exec = append(out.Filesystem.Exec, o.Filesystem.Exec...)
+	out.Env.Allow = append(out.Env.Allow, o.Env.Allow...)
+	for k, v := range o.Env.Set {
+		if out.Env.Set == nil {
+			out.Env.Set = map[string]string{}
+		}
+		out.Env.Set[k] = v
+	}
+	if o.Network.Mode != "" {
+		out.Network.Mode = o.Network.Mode
+		out.Network.Allow = nil
+	}
+	out.Network.Allow = append(out.Network.Allow, o.Network.Allow...)
+	b := &out.Budgets
+	if o.Budgets.Memory != 0 {
+		b.Memory = o.Budgets.Memory
+	}
+	if o.Budgets.Pids != 0 {
+		b.Pids = o.Budgets.Pids
+	}
+	if o.Budgets.CPU != 0 {
+		b.CPU = o.Budgets.CPU
+	}
+	if o.Budgets.WallTime != 0 {
+		b.WallTime = o.Budgets.WallTime
+	}
+	if o.Budgets.Output != 0 {
+		b.Output = o.Budgets.Output
+	}
+	if o.Budgets.Scratch != 0 {
+		b.Scratch = o.Budgets.Scratch
+	}
+	out.Require = append(out.Require, o.Require...)
+	return out
+}
+
+func (s Spec) clone() Spec {
+	out := s
+	out.Filesystem.Read = append([]string(nil), s.Filesystem.Read...)
+	out.Filesystem.Write = append([]string(nil), s.Filesystem.Write...)
+	out.Filesystem.Deny = append([]string(nil), s.Filesystem.Deny...)
+	out.Filesystem.Protected = append([]string(nil), s.Filesystem.Protected...)
+	out.Filesystem.Exec = append([]string(nil), s.Filesystem.Exec...)
+	out.Env.Allow = append([]string(nil), s.Env.Allow...)
+	if s.Env.Set != nil {
+		out.Env.Set = make(map[string]string, len(s.Env.Set))
+		for k, v := range s.Env.Set {
+			out.Env.Set[k] = v
+		}
+	}
+	out.Network.Allow = append([]string(nil), s.Network.Allow...)
+	out.Require = append([]string(nil), s.Require...)
+	return out
+}

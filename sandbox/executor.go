@@ -1,0 +1,152 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/airlockhq/airlock/profile"
+)
+
+// ErrUnavailable is the class of errors for a profile whose required
+// guarantees this host cannot give.
+var ErrUnavailable = errors.New("sandbox unavailable")
+
+// ErrSetup is the class of errors for a run whose sandbox could not be
+// set up; nothing of the command ran.
+var ErrSetup = errors.New("sandbox setup failed")
+
+// UnavailableError lists the required guarantees the host cannot give.
+type UnavailableError struct {
+	Missing []GuaranteeStatus
+}
+
+func (e *UnavailableError) Error() string {
+	var parts []string
+	for _, m := range e.Missing {
+		why := m.Reason
+		if why == "" {
+			why = string(m.Status)
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", m.Guarantee, why))
+	}
+	return "sandbox: required guarantee not available on this host: " + strings.Join(parts, "; ")
+}
+
+// Unwrap makes errors.Is(err, ErrUnavailable) true.
+func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
+
+// SetupError names the setup step that failed.
+type SetupError struct {
+	Step string // e.g. "mount view", "landlock", "cgroup"
+	Err  error
+}
+
+func (e *SetupError) Error() string { return "sandbox setup: " + e.Step + ": " + e.Err.Error() }
+
+// Unwrap returns the cause; errors.Is(err, ErrSetup) is also true.
+func (e *SetupError) Unwrap() []error { return []error{ErrSetup, e.Err} }
+
+// Executor runs commands under one profile. Build it with New; it is safe
+// for concurrent use.
+type Executor struct {
+	profile *profile.Profile
+	host    HostInfo
+	report  Report
+}
+
+// New checks that this host gives every guarantee p requires and returns
+// an Executor for it. Nothing runs. The error wraps ErrUnavailable and is
+// an *UnavailableError when a required guarantee is missing.
+func New(p *profile.Profile) (*Executor, error) {
+	if p == nil {
+		return nil, errors.New("sandbox: nil profile")
+	}
+	h := ProbeHost()
+	r := reportFor(p, h)
+	var missing []GuaranteeStatus
+	for _, g := range p.Required().List() {
+		if st := r.Status(g); st.Status != Enforced {
+			missing = append(missing, st)
+		}
+	}
+	// Whatever the profile requires, these make any run impossible:
+	// without user namespaces there is no sandbox at all, and an
+	// allowlist without its egress layer would silently be "none".
+	if !h.UserNamespaces {
+		missing = append(missing, r.Status(profile.ProcessIsolation))
+	}
+	if st := r.Status(profile.NetworkFiltered); st.Status == Unavailable && !containsGuarantee(missing, profile.NetworkFiltered) {
+		missing = append(missing, st)
+	}
+	if len(missing) > 0 {
+		return nil, &UnavailableError{Missing: missing}
+	}
+	return &Executor{profile: p, host: h, report: r}, nil
+}
+
+func containsGuarantee(list []GuaranteeStatus, g profile.Guarantee) bool {
+	for _, s := range list {
+		if s.Guarantee == g {
+			return true
+		}
+	}
+	return false
+}
+
+// Report is what this Executor enforces on this host.
+func (e *Executor) Report() Report { return e.report }
+
+// Profile is the Executor's profile.
+func (e *Executor) Profile() *profile.Profile { return e.profile }
+
+// Cmd describes one command to run, like exec.Cmd's fields.
+type Cmd struct {
+	// Args is the command line; Args[0] is looked up on the sandbox's PATH
+	// when it has no slash.
+	Args []string
+	// Dir is the working directory inside the sandbox; empty means the
+	// workspace. It must be a path the profile makes visible.
+	Dir string
+	// Env adds KEY=VALUE entries after the profile's environment. The
+	// caller's own environment never passes except through the profile's
+	// allowlist.
+	Env []string
+	// Stdin is the command's standard input; nil means /dev/null.
+	Stdin io.Reader
+	// Stdout and Stderr receive the output as it is written. Nil means
+	// the output is kept in the Result. Either way, output beyond the
+	// profile's output budget ends the run with StatusOutputLimitExceeded.
+	Stdout io.Writer
+	Stderr io.Writer
+	// Timeout caps the wall time of the run; zero means the profile's
+	// budget. When both are set the smaller applies.
+	Timeout time.Duration
+	// ExecutionID ties the run to the gate's decision in the audit log.
+	ExecutionID string
+}
+
+// Prepare checks cmd against the profile and compiles everything the run
+// needs; nothing runs until Start. ctx bounds the whole run: cancelling it
+// kills the process tree and Wait reports StatusCancelled.
+func (e *Executor) Prepare(ctx context.Context, cmd Cmd) (*Process, error) {
+	if len(cmd.Args) == 0 || cmd.Args[0] == "" {
+		return nil, errors.New("sandbox: empty command")
+	}
+	return prepare(ctx, e, cmd)
+}
+
+// Run prepares, starts and waits for cmd.
+func (e *Executor) Run(ctx context.Context, cmd Cmd) (*Result, error) {
+	p, err := e.Prepare(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	return p.Wait()
+}

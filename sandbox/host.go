@@ -1,0 +1,180 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/linux"
+	"github.com/airlockhq/airlock/sandbox/internal/linux/landlock"
+	"github.com/airlockhq/airlock/sandbox/internal/linux/seccomp"
+)
+
+// HostInfo is what this host offers the sandbox, read without running
+// anything.
+type HostInfo struct {
+	Kernel         string `json:"kernel"`
+	Arch           string `json:"arch"`
+	UID            int    `json:"uid"`
+	UserNamespaces bool   `json:"user_namespaces"`
+	UserNSReason   string `json:"user_namespaces_reason,omitempty"`
+	LandlockABI    int    `json:"landlock_abi"`
+	Seccomp        bool   `json:"seccomp"`
+	SeccompReason  string `json:"seccomp_reason,omitempty"`
+	CgroupMode     string `json:"cgroup_mode"`
+	CgroupWritable bool   `json:"cgroup_writable"`
+	CgroupReason   string `json:"cgroup_reason,omitempty"`
+
+	cgroups linux.CgroupLayout
+}
+
+// ProbeHost reads the host's kernel, namespaces, Landlock ABI, seccomp and
+// cgroup layout.
+func ProbeHost() HostInfo {
+	h := HostInfo{Arch: runtime.GOARCH, UID: os.Getuid()}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		h.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	h.UserNamespaces, h.UserNSReason = probeUserNS(h.UID)
+	h.LandlockABI = landlock.ABI()
+	h.Seccomp, h.SeccompReason = seccomp.Available()
+	h.cgroups = linux.ProbeCgroups()
+	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
+	return h
+}
+
+func probeUserNS(uid int) (bool, string) {
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		return false, "kernel built without user namespaces"
+	}
+	if n := readInt("/proc/sys/user/max_user_namespaces"); n == 0 {
+		return false, "user.max_user_namespaces is 0; raise it with sysctl"
+	}
+	if uid != 0 {
+		if readInt("/proc/sys/kernel/unprivileged_userns_clone") == 0 {
+			return false, "kernel.unprivileged_userns_clone is 0; set it to 1 with sysctl"
+		}
+		if readInt("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1 {
+			return false, "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1); add an AppArmor profile for airlock or set it to 0"
+		}
+	}
+	return true, ""
+}
+
+// readInt reads a number from a /proc file; -1 when it cannot.
+func readInt(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// reportFor says what the sandbox enforces for p on host h.
+func reportFor(p *profile.Profile, h HostInfo) Report {
+	s := p.Spec()
+	ns := h.UserNamespaces
+	nsWhy := "user namespaces unavailable: " + h.UserNSReason
+	ll := h.LandlockABI > 0
+	var gs []GuaranteeStatus
+	add := func(g profile.Guarantee, st Enforcement, mech, why string) {
+		gs = append(gs, GuaranteeStatus{Guarantee: g, Status: st, Mechanism: mech, Reason: why})
+	}
+	boundary := func(g profile.Guarantee) {
+		switch {
+		case !ns:
+			add(g, Unavailable, "", nsWhy)
+		case !ll:
+			add(g, Degraded, "mount namespace view", "Landlock unavailable on kernel "+h.Kernel)
+		default:
+			add(g, Enforced, fmt.Sprintf("mount namespace view + landlock ABI %d", h.LandlockABI), "")
+		}
+	}
+	boundary(profile.ReadBoundary)
+	boundary(profile.WriteBoundary)
+
+	switch {
+	case !ns:
+		add(profile.ProcessIsolation, Unavailable, "", nsWhy)
+	case h.LandlockABI >= 6:
+		add(profile.ProcessIsolation, Enforced, "pid namespace + landlock signal scope", "")
+	default:
+		add(profile.ProcessIsolation, Enforced, "pid namespace", "")
+	}
+	ipcMech := "ipc namespace"
+	if s.Network.Mode == profile.NetworkModeNone {
+		ipcMech += " + network namespace (abstract sockets)"
+	}
+	switch {
+	case !ns:
+		add(profile.IPCIsolation, Unavailable, "", nsWhy)
+	case h.LandlockABI >= 6:
+		add(profile.IPCIsolation, Enforced, ipcMech+" + landlock abstract-socket scope", "")
+	case s.Network.Mode == profile.NetworkModeNone:
+		add(profile.IPCIsolation, Enforced, ipcMech, "")
+	default:
+		add(profile.IPCIsolation, Degraded, ipcMech, "host abstract unix sockets reachable: the network is shared and Landlock ABI < 6")
+	}
+
+	switch s.Network.Mode {
+	case profile.NetworkModeNone:
+		if ns {
+			add(profile.NetworkNone, Enforced, "network namespace with loopback only", "")
+			add(profile.NetworkFiltered, NotApplied, "", "no network at all")
+			add(profile.PrivateRangeBlock, Enforced, "network namespace with loopback only", "")
+		} else {
+			add(profile.NetworkNone, Unavailable, "", nsWhy)
+			add(profile.NetworkFiltered, NotApplied, "", "no network at all")
+			add(profile.PrivateRangeBlock, Unavailable, "", nsWhy)
+		}
+	case profile.NetworkModeAll:
+		add(profile.NetworkNone, NotApplied, "", "profile allows all networking")
+		add(profile.NetworkFiltered, NotApplied, "", "profile allows all networking")
+		add(profile.PrivateRangeBlock, Unavailable, "", "--net all shares the host network; the egress layer that blocks private and metadata addresses is not in this build")
+	default:
+		add(profile.NetworkNone, NotApplied, "", "profile allows listed hosts")
+		add(profile.NetworkFiltered, Unavailable, "", "host:port allowlists need the egress layer, which is not in this build")
+		add(profile.PrivateRangeBlock, Unavailable, "", "needs the egress layer, which is not in this build")
+	}
+
+	if h.Seccomp {
+		add(profile.SyscallFilter, Enforced, "seccomp-bpf ("+h.Arch+")", "")
+	} else {
+		add(profile.SyscallFilter, Unavailable, "", h.SeccompReason)
+	}
+	add(profile.NoNewPrivs, Enforced, "no_new_privs + empty capability sets + nosuid mounts", "")
+
+	b := s.Budgets
+	switch {
+	case b.Memory == 0 && b.Pids == 0 && b.CPU == 0:
+		add(profile.ResourceLimits, NotApplied, "", "the profile sets no memory, pids or cpu budget")
+	case h.CgroupWritable:
+		add(profile.ResourceLimits, Enforced, "cgroup "+h.CgroupMode+" memory,pids,cpu + rlimits", "")
+	default:
+		add(profile.ResourceLimits, Degraded, "rlimits (RLIMIT_AS, RLIMIT_NPROC); no cpu limit", h.CgroupReason)
+	}
+	switch {
+	case !ns:
+		add(profile.LifetimeContainment, Unavailable, "", nsWhy)
+	case h.CgroupWritable:
+		add(profile.LifetimeContainment, Enforced, "pid namespace + cgroup kill + PDEATHSIG", "")
+	default:
+		add(profile.LifetimeContainment, Enforced, "pid namespace + PDEATHSIG", "")
+	}
+	add(profile.EnvScrub, Enforced, "environment built from the allowlist", "")
+	return Report{Level: levelOf(gs), Guarantees: gs, Host: h}
+}
+
+// ReportFor says what an Executor for p would enforce on this host,
+// without requiring anything (New fails where this only reports).
+func ReportFor(p *profile.Profile) Report { return reportFor(p, ProbeHost()) }

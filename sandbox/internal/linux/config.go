@@ -1,0 +1,72 @@
+package linux
+
+// Config is everything the stage-2 helper needs, sent by the supervisor
+// over a pipe as JSON. Paths are absolute and the same inside and outside
+// the sandbox (the mount view mirrors the host's layout).
+type Config struct {
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+
+	Mounts   []Mount `json:"mounts"`   // applied in order on a fresh tmpfs root
+	Hostname string  `json:"hostname"` // set in the new UTS namespace
+
+	Landlock LandlockConfig `json:"landlock"`
+	Rlimits  []Rlimit       `json:"rlimits"`
+	Seccomp  bool           `json:"seccomp"`
+	// LoopbackUp brings "lo" up in a new network namespace.
+	LoopbackUp bool `json:"loopback_up"`
+	// NewCgroupNS unshares the cgroup namespace after the supervisor has
+	// placed the helper in its cgroup, so the run's cgroup is its root.
+	NewCgroupNS bool `json:"new_cgroup_ns"`
+	// NewSession detaches from the caller's controlling terminal.
+	NewSession bool `json:"new_session"`
+}
+
+// Mount kinds.
+const (
+	MountBind    = "bind"    // bind Source at Target
+	MountTmpfs   = "tmpfs"   // fresh tmpfs at Target, Size bytes (0: default)
+	MountProc    = "proc"    // fresh proc for the new pid namespace
+	MountDevpts  = "devpts"  // new devpts instance
+	MountSymlink = "symlink" // symlink at Target pointing to Source
+	MountMask    = "mask"    // hide Target: empty read-only dir or unreadable file
+	MountDir     = "dir"     // create an empty directory
+	// MountReadOnly makes a path already in the view read-only, by
+	// cloning the view's own mount there (never a host path, so a
+	// symlink in the workspace cannot swap in another file).
+	MountReadOnly = "readonly"
+)
+
+// Mount is one step of building the mount view.
+type Mount struct {
+	Kind     string `json:"kind"`
+	Source   string `json:"source,omitempty"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"ro,omitempty"`
+	NoExec   bool   `json:"noexec,omitempty"`
+	// Optional: skip silently when Source does not exist (system paths
+	// differ between distributions).
+	Optional bool   `json:"optional,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+	Mode     uint32 `json:"mode,omitempty"`
+}
+
+// LandlockConfig mirrors landlock.Ruleset; Enabled false skips Landlock
+// (only when the supervisor found it unavailable and the profile allows
+// running without it).
+type LandlockConfig struct {
+	Enabled           bool     `json:"enabled"`
+	Read              []string `json:"read,omitempty"`
+	Write             []string `json:"write,omitempty"`
+	Exec              []string `json:"exec,omitempty"`
+	IoctlDev          []string `json:"ioctl_dev,omitempty"`
+	ScopeSignals      bool     `json:"scope_signals,omitempty"`
+	ScopeAbstractUnix bool     `json:"scope_abstract_unix,omitempty"`
+}
+
+// Rlimit is one resource limit (soft = hard).
+type Rlimit struct {
+	Resource int    `json:"resource"`
+	Value    uint64 `json:"value"`
+}

@@ -1,0 +1,279 @@
+package landlock
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnavailable is wrapped by Restrict when the kernel has no Landlock:
+// built without CONFIG_SECURITY_LANDLOCK, or not listed in the lsm= boot
+// parameter.
+var ErrUnavailable = errors.New("not available on this kernel (needs Linux 5.13 or later, built with CONFIG_SECURITY_LANDLOCK and with landlock in the lsm= boot parameter)")
+
+// Ruleset says what a sandboxed command may do once restricted. Its zero
+// value grants nothing: no file may be read, written or executed, and no
+// device ioctl is allowed (on kernels that can restrict them).
+//
+// Every path must be absolute. A path that does not exist is skipped and
+// reported in Status.Skipped; that only ever removes access. Rights apply
+// to the path and everything beneath it; a path that is not a directory
+// receives only the rights that make sense on a file.
+type Ruleset struct {
+	// Read allows reading files and listing directories beneath each path.
+	Read []string
+	// Write allows everything Read does plus writing, truncating, removing,
+	// renaming and linking, and creating files, directories, symlinks,
+	// sockets and FIFOs beneath each path. Creating device nodes is never
+	// allowed.
+	Write []string
+	// Exec allows executing files beneath each path. The kernel also needs
+	// read access to an executable's shared libraries and its interpreter,
+	// and to the file itself for scripts, so these usually appear in Read
+	// too.
+	Exec []string
+	// IoctlDev allows ioctl(2) on character and block devices beneath each
+	// path (for example /dev/tty, /dev/pts). Opening the device still
+	// needs Read or Write. On ABI 5 and later every other device refuses
+	// ioctls with EACCES, apart from a few the kernel always allows
+	// (FIOCLEX, FIONBIO and the like).
+	IoctlDev []string
+
+	// ScopeSignals stops signals to processes outside the sandbox's
+	// Landlock domain (ABI 6).
+	ScopeSignals bool
+	// ScopeAbstractUnix stops connecting to abstract UNIX sockets created
+	// outside the sandbox's Landlock domain (ABI 6).
+	ScopeAbstractUnix bool
+	// DenyTCP stops every TCP bind and connect (ABI 4). It is meant as a
+	// second layer under an unrouted network namespace, not the only one:
+	// it does not cover UDP, raw sockets or sockets opened earlier.
+	DenyTCP bool
+}
+
+// Feature is one part of a Ruleset and whether the running kernel enforces
+// it.
+type Feature struct {
+	// Name is one of "filesystem", "refer", "truncate", "ioctl-dev",
+	// "net-tcp", "scope-signal", "scope-abstract-unix".
+	Name string
+	// MinABI is the first Landlock ABI that enforces the feature.
+	MinABI int
+	// Enforced reports whether the running kernel enforces it.
+	Enforced bool
+	// Reason says why it is not enforced; empty when it is.
+	Reason string
+}
+
+// Status describes a Ruleset as the running kernel enforces it.
+type Status struct {
+	// ABI is the kernel's Landlock ABI version; 0 when unavailable.
+	ABI int
+	// Features lists every feature the Ruleset asks for, in a fixed order.
+	// The filesystem features are always asked for; net-tcp and the scopes
+	// only when their field is set. A feature with Enforced false is a gap
+	// the caller must accept or refuse.
+	Features []Feature
+	// Skipped lists the paths no rule was added for, each as "path: why".
+	Skipped []string
+	// AllThreads reports whether every thread of the process is in the
+	// domain (ABI 8, LANDLOCK_RESTRICT_SELF_TSYNC). When false only the
+	// calling thread and the processes and threads it creates afterwards
+	// are.
+	AllThreads bool
+}
+
+// ABI returns the running kernel's Landlock ABI version, or 0 when the
+// kernel has no Landlock.
+func ABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		// ENOSYS: not built in. EOPNOTSUPP: built in but disabled at boot.
+		// Nothing else is expected, and none leaves Landlock usable.
+		return 0
+	}
+	return int(v)
+}
+
+// Plan returns what Restrict would enforce on this kernel for rs, without
+// enforcing anything. It checks the paths now; Restrict checks them again.
+// A path Restrict would refuse appears in Skipped with that said.
+func Plan(rs Ruleset) Status {
+	abi := ABI()
+	st := Status{ABI: abi, Features: features(rs, abi), AllThreads: abi >= abiTSync}
+	for _, r := range merge(rs) {
+		if !filepath.IsAbs(r.path) {
+			st.Skipped = append(st.Skipped, r.path+": not an absolute path; Restrict refuses it")
+			continue
+		}
+		var s unix.Stat_t
+		err := unix.Stat(r.path, &s)
+		switch {
+		case missing(err):
+			st.Skipped = append(st.Skipped, r.path+": does not exist")
+		case err != nil:
+			st.Skipped = append(st.Skipped, r.path+": "+err.Error()+"; Restrict refuses it")
+		}
+	}
+	return st
+}
+
+// Restrict enforces rs on the calling thread and returns what it enforced.
+// On error nothing has been enforced, and the Status is the zero value.
+//
+// Landlock restricts the calling OS thread, not the Go program. Before ABI
+// 8 the other threads of the process, which the Go runtime schedules
+// goroutines on, stay unrestricted; from ABI 8 Restrict asks the kernel to
+// restrict them all (Status.AllThreads). So the caller must:
+//
+//   - call runtime.LockOSThread first and never unlock it, so that the
+//     restricted goroutine stays on the restricted thread; and
+//   - do nothing after Restrict but execve (syscall.Exec), which carries
+//     the calling thread's domain into the new program, whose threads and
+//     children all inherit it.
+//
+// That is the stage-2 helper's shape. Restrict also sets no_new_privs on
+// the calling thread, which landlock_restrict_self requires of callers
+// without CAP_SYS_ADMIN and which the helper wants anyway.
+//
+// Features the kernel's ABI lacks are reported in Status.Features as not
+// enforced rather than failing Restrict; a caller that requires one must
+// check. Restrict fails, wrapping ErrUnavailable, only when the kernel has
+// no Landlock at all.
+func Restrict(rs Ruleset) (Status, error) {
+	abi := ABI()
+	if abi == 0 {
+		return Status{}, fmt.Errorf("landlock: %w", ErrUnavailable)
+	}
+
+	attr := rulesetAttr{
+		handledAccessFS:  handledFS(abi),
+		handledAccessNet: handledNet(rs, abi),
+		scoped:           scoped(rs, abi),
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET,
+		uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return Status{}, fmt.Errorf("landlock: create ruleset: %w", errno)
+	}
+	ruleset := int(fd) // the kernel opens it O_CLOEXEC
+	defer unix.Close(ruleset)
+
+	var skipped []string
+	for _, r := range merge(rs) {
+		why, err := addRule(ruleset, r, attr.handledAccessFS)
+		if err != nil {
+			return Status{}, fmt.Errorf("landlock: add rule for %s: %w", r.path, err)
+		}
+		if why != "" {
+			skipped = append(skipped, r.path+": "+why)
+		}
+	}
+
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return Status{}, fmt.Errorf("landlock: set no_new_privs: %w", err)
+	}
+	flags := restrictFlags(abi)
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, flags, 0); errno != 0 {
+		return Status{}, fmt.Errorf("landlock: restrict self: %w", errno)
+	}
+
+	return Status{
+		ABI:        abi,
+		Features:   features(rs, abi),
+		Skipped:    skipped,
+		AllThreads: flags&unix.LANDLOCK_RESTRICT_SELF_TSYNC != 0,
+	}, nil
+}
+
+// rulesetAttr is struct landlock_ruleset_attr from <linux/landlock.h> as of
+// ABI 6, the last ABI to grow it. Kernels before ABI 6 know a shorter
+// struct (before ABI 4, handled_access_fs alone) and accept this one as long
+// as the fields they do not know are zero, which handledNet and scoped
+// guarantee. unix.LandlockRulesetAttr is
+// not used because it carries fields no released ABI has.
+type rulesetAttr struct {
+	handledAccessFS  uint64
+	handledAccessNet uint64
+	scoped           uint64
+}
+
+// rule is one path and every right the Ruleset lists for it.
+type rule struct {
+	path   string
+	access uint64
+}
+
+// merge folds the Ruleset's lists into one rule per path, in the order the
+// paths first appear, so each path is opened once.
+func merge(rs Ruleset) []rule {
+	var rules []rule
+	index := map[string]int{}
+	add := func(paths []string, access uint64) {
+		for _, p := range paths {
+			if filepath.IsAbs(p) {
+				p = filepath.Clean(p)
+			}
+			if i, ok := index[p]; ok {
+				rules[i].access |= access
+				continue
+			}
+			index[p] = len(rules)
+			rules = append(rules, rule{path: p, access: access})
+		}
+	}
+	add(rs.Read, accessRead)
+	add(rs.Write, accessWrite)
+	add(rs.Exec, accessExec)
+	add(rs.IoctlDev, accessIoctlDev)
+	return rules
+}
+
+// addRule adds r to the ruleset, cut to what the kernel handles and to what
+// the file type can carry. It returns why when the rule was skipped.
+func addRule(ruleset int, r rule, handled uint64) (why string, err error) {
+	if !filepath.IsAbs(r.path) {
+		return "", errors.New("not an absolute path")
+	}
+	// O_PATH opens without read permission and follows symlinks, so a rule
+	// on a symlink grants its target, as the kernel resolves at access time.
+	fd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if missing(err) {
+		return "does not exist", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("open: %w", err)
+	}
+	defer unix.Close(fd)
+
+	var s unix.Stat_t
+	if err := unix.Fstat(fd, &s); err != nil {
+		return "", fmt.Errorf("stat: %w", err)
+	}
+	access := r.access & handled
+	if s.Mode&unix.S_IFMT != unix.S_IFDIR {
+		access &= accessFile
+	}
+	if access == 0 {
+		// Only rights this kernel does not handle were asked for (IoctlDev
+		// before ABI 5), and unhandled rights need no rule to be allowed.
+		return "", nil
+	}
+
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset),
+		unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+	if errno != 0 {
+		return "", errno
+	}
+	return "", nil
+}
+
+// missing reports whether err means the path is not there: the last
+// component is absent or an earlier one is not a directory.
+func missing(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR)
+}

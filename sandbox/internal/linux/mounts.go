@@ -1,0 +1,305 @@
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// stagingDir is where the new root is assembled before pivot_root. Any
+// existing directory works: the tmpfs mounted on it exists only in this
+// mount namespace, and bind sources are opened before it hides anything.
+const stagingDir = "/tmp"
+
+// buildMountView replaces the root with a fresh tmpfs holding only the
+// mounts listed, then pivots into it and drops the old root.
+func buildMountView(mounts []Mount) error {
+	// Nothing done here may propagate back to the host.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make / private: %w", err)
+	}
+	// Clone every bind source now, while host paths are still reachable;
+	// the clones are detached mount trees held by file descriptors.
+	trees := make([]int, len(mounts))
+	for i, m := range mounts {
+		trees[i] = -1
+		if m.Kind != MountBind {
+			continue
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			if m.Optional && errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return fmt.Errorf("clone %s: %w", m.Source, err)
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID}
+		if m.ReadOnly {
+			attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+		}
+		if m.NoExec {
+			attr.Attr_set |= unix.MOUNT_ATTR_NOEXEC
+		}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("set flags on %s: %w", m.Source, err)
+		}
+		trees[i] = fd
+	}
+
+	if err := unix.Mount("tmpfs", stagingDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return fmt.Errorf("new root tmpfs: %w", err)
+	}
+	root, err := unix.Open(stagingDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open new root: %w", err)
+	}
+	defer unix.Close(root)
+	// An empty, unreadable file and directory to bind over masked paths.
+	maskFile, maskDir := stagingDir+"/.mask-file", stagingDir+"/.mask-dir"
+	if err := os.WriteFile(maskFile, nil, 0); err != nil {
+		return fmt.Errorf("mask file: %w", err)
+	}
+	if err := os.Mkdir(maskDir, 0); err != nil {
+		return fmt.Errorf("mask dir: %w", err)
+	}
+
+	for i, m := range mounts {
+		if m.Kind == MountBind && trees[i] < 0 {
+			continue // optional source missing
+		}
+		if err := applyMount(root, m, trees[i], maskFile, maskDir); err != nil {
+			return fmt.Errorf("%s %s: %w", m.Kind, m.Target, err)
+		}
+		if trees[i] >= 0 {
+			unix.Close(trees[i])
+		}
+	}
+	if err := os.Remove(maskFile); err != nil {
+		return fmt.Errorf("remove mask source: %w", err)
+	}
+	if err := unix.Rmdir(maskDir); err != nil {
+		return fmt.Errorf("remove mask source: %w", err)
+	}
+
+	// pivot_root(".", ".") stacks the old root beneath the new one; a lazy
+	// unmount then drops it, so no path leads back to the host tree.
+	if err := unix.Chdir(stagingDir); err != nil {
+		return fmt.Errorf("enter new root: %w", err)
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach old root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return fmt.Errorf("chdir /: %w", err)
+	}
+	// The root itself holds only mount points: make it read-only so the
+	// command cannot litter it.
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &ro); err != nil {
+		return fmt.Errorf("read-only root: %w", err)
+	}
+	return nil
+}
+
+// applyMount performs one step of the view. Targets are resolved inside
+// the new root (RESOLVE_IN_ROOT), so a symlink planted in the workspace
+// cannot redirect a mount onto the host's tree.
+func applyMount(root int, m Mount, tree int, maskFile, maskDir string) error {
+	rel := strings.TrimPrefix(filepath.Clean(m.Target), "/")
+	switch m.Kind {
+	case MountSymlink:
+		if err := mkdirAllIn(root, filepath.Dir(rel)); err != nil {
+			return err
+		}
+		return unix.Symlinkat(m.Source, root, rel)
+	case MountDir:
+		return mkdirAllIn(root, rel)
+	case MountReadOnly:
+		return readOnlyInPlace(root, rel, m.Optional)
+	}
+
+	isDir := true
+	switch m.Kind {
+	case MountBind:
+		var st unix.Stat_t
+		if err := unix.Fstat(tree, &st); err != nil {
+			return err
+		}
+		isDir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+	case MountMask:
+		// Masks land on paths that exist in the view; their type decides
+		// which placeholder hides them.
+		fd, err := openIn(root, rel)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				return nil
+			}
+			return err
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+		isDir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	if err := ensureTarget(root, rel, isDir); err != nil {
+		return err
+	}
+	target, err := openIn(root, rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(target)
+	at := fmt.Sprintf("/proc/self/fd/%d", target)
+
+	switch m.Kind {
+	case MountBind:
+		return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+	case MountMask:
+		src := maskFile
+		if isDir {
+			src = maskDir
+		}
+		if err := unix.Mount(src, at, "", unix.MS_BIND, ""); err != nil {
+			return err
+		}
+		return remountReadOnly(root, rel)
+	case MountTmpfs:
+		mode := m.Mode
+		if mode == 0 {
+			mode = 0o755
+		}
+		opts := fmt.Sprintf("mode=%o", mode)
+		if m.Size > 0 {
+			opts += fmt.Sprintf(",size=%d", m.Size)
+		}
+		flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
+		if m.NoExec {
+			flags |= unix.MS_NOEXEC
+		}
+		return unix.Mount("tmpfs", at, "tmpfs", flags, opts)
+	case MountProc:
+		return unix.Mount("proc", at, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	case MountDevpts:
+		return unix.Mount("devpts", at, "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+	}
+	return fmt.Errorf("unknown mount kind %q", m.Kind)
+}
+
+// remountReadOnly makes the mount now on top of rel read-only. It reopens
+// rel so that the lookup lands on the new mount, not the one beneath.
+func remountReadOnly(root int, rel string) error {
+	fd, err := openIn(root, rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	return unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr)
+}
+
+func openIn(root int, rel string) (int, error) {
+	if rel == "" {
+		rel = "."
+	}
+	return unix.Openat2(root, rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+// ensureTarget creates rel (a directory, or an empty file) inside root if
+// it is missing, creating parents as needed.
+func ensureTarget(root int, rel string, dir bool) error {
+	if rel == "" {
+		return nil
+	}
+	if fd, err := openIn(root, rel); err == nil {
+		unix.Close(fd)
+		return nil
+	}
+	if dir {
+		return mkdirAllIn(root, rel)
+	}
+	if err := mkdirAllIn(root, filepath.Dir(rel)); err != nil {
+		return err
+	}
+	parent, err := openDirIn(root, filepath.Dir(rel))
+	if err != nil {
+		return err
+	}
+	defer unix.Close(parent)
+	fd, err := unix.Openat(parent, filepath.Base(rel), unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return fmt.Errorf("create mount point: %w", err)
+	}
+	return unix.Close(fd)
+}
+
+func openDirIn(root int, rel string) (int, error) {
+	if rel == "" || rel == "." {
+		return unix.Openat(root, ".", unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_RDONLY, 0)
+	}
+	return unix.Openat2(root, rel, &unix.OpenHow{
+		Flags:   unix.O_DIRECTORY | unix.O_CLOEXEC | unix.O_RDONLY,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+// mkdirAllIn creates every missing directory of rel inside root, one
+// component at a time and without following symlinks out of root.
+func mkdirAllIn(root int, rel string) error {
+	if rel == "" || rel == "." {
+		return nil
+	}
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		sub := strings.Join(parts[:i+1], "/")
+		if fd, err := openIn(root, sub); err == nil {
+			unix.Close(fd)
+			continue
+		}
+		parent, err := openDirIn(root, strings.Join(parts[:i], "/"))
+		if err != nil {
+			return fmt.Errorf("open %s: %w", strings.Join(parts[:i], "/"), err)
+		}
+		err = unix.Mkdirat(parent, parts[i], 0o755)
+		unix.Close(parent)
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("create mount point %s: %w", sub, err)
+		}
+	}
+	return nil
+}
+
+// readOnlyInPlace clones the mount tree at rel (inside the new root) and
+// moves the clone, read-only, on top of the same place.
+func readOnlyInPlace(root int, rel string, optional bool) error {
+	target, err := openIn(root, rel)
+	if err != nil {
+		if optional && errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	defer unix.Close(target)
+	tree, err := unix.OpenTree(target, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("clone: %w", err)
+	}
+	defer unix.Close(tree)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("set read-only: %w", err)
+	}
+	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}

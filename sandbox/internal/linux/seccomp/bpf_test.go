@@ -1,0 +1,236 @@
+//go:build linux
+
+package seccomp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// seccompData mirrors the kernel's struct seccomp_data.
+type seccompData struct {
+	nr   uint32
+	arch uint32
+	ip   uint64
+	args [6]uint64
+}
+
+// interpret runs a filter on d as the kernel would, for the instructions
+// validate accepts, and returns the action.
+func interpret(prog []unix.SockFilter, d seccompData) (uint32, error) {
+	var mem [seccompDataSize]byte
+	binary.LittleEndian.PutUint32(mem[0:], d.nr)
+	binary.LittleEndian.PutUint32(mem[4:], d.arch)
+	binary.LittleEndian.PutUint64(mem[8:], d.ip)
+	for i, a := range d.args {
+		binary.LittleEndian.PutUint64(mem[16+8*i:], a)
+	}
+	var acc uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.Code {
+		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
+			if in.K%4 != 0 || in.K+4 > seccompDataSize {
+				return 0, fmt.Errorf("pc %d: load from %d", pc, in.K)
+			}
+			acc = binary.LittleEndian.Uint32(mem[in.K:])
+		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K:
+			pc += jumpBy(acc == in.K, in)
+		case unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
+			pc += jumpBy(acc&in.K != 0, in)
+		case unix.BPF_RET | unix.BPF_K:
+			return in.K, nil
+		default:
+			return 0, fmt.Errorf("pc %d: opcode %#x", pc, in.Code)
+		}
+	}
+	return 0, fmt.Errorf("ran off the end of %d instructions", len(prog))
+}
+
+func jumpBy(cond bool, in unix.SockFilter) int {
+	if cond {
+		return int(in.Jt)
+	}
+	return int(in.Jf)
+}
+
+const (
+	actAllow        = unix.SECCOMP_RET_ALLOW
+	actKill         = unix.SECCOMP_RET_KILL_PROCESS
+	actEPERM        = unix.SECCOMP_RET_ERRNO | errnoEPERM
+	actENOSYS       = unix.SECCOMP_RET_ERRNO | errnoENOSYS
+	actEAFNOSUPPORT = unix.SECCOMP_RET_ERRNO | errnoEAFNOSUPPORT
+)
+
+// call is the seccomp_data of the named syscall on arch's native ABI.
+func call(arch, name string, args ...uint64) seccompData {
+	nr, ok := lookupSysnum(archs[arch], name)
+	if !ok {
+		panic(arch + " has no " + name)
+	}
+	d := seccompData{nr: nr, arch: archs[arch].audit}
+	copy(d.args[:], args)
+	return d
+}
+
+func TestInterpretFilter(t *testing.T) {
+	const high = 1 << 32 // bits the kernel drops from int arguments
+	tests := []struct {
+		arch string
+		name string
+		data seccompData
+		want uint32
+	}{
+		{"amd64", "getpid", seccompData{nr: 39, arch: unix.AUDIT_ARCH_X86_64}, actAllow},
+		{"amd64", "i386 ABI", seccompData{nr: 20, arch: unix.AUDIT_ARCH_I386}, actKill},
+		{"amd64", "aarch64 arch on amd64", seccompData{nr: 172, arch: unix.AUDIT_ARCH_AARCH64}, actKill},
+		{"amd64", "x32 getpid", seccompData{nr: x32SyscallBit | 39, arch: unix.AUDIT_ARCH_X86_64}, actKill},
+		{"amd64", "x32 ptrace", seccompData{nr: x32SyscallBit | 521, arch: unix.AUDIT_ARCH_X86_64}, actKill},
+		{"amd64", "ptrace", call("amd64", "ptrace"), actEPERM},
+		{"amd64", "iopl", call("amd64", "iopl", 3), actEPERM},
+		{"amd64", "open_tree_attr", call("amd64", "open_tree_attr"), actEPERM},
+		{"amd64", "personality query", call("amd64", "personality", 0xffffffff), actAllow},
+		{"amd64", "personality PER_LINUX", call("amd64", "personality", 0), actAllow},
+		{"amd64", "personality PER_LINUX32", call("amd64", "personality", 8), actEPERM},
+		{"amd64", "personality ADDR_NO_RANDOMIZE", call("amd64", "personality", 0x0040000), actEPERM},
+		{"amd64", "unshare CLONE_NEWUSER", call("amd64", "unshare", unix.CLONE_NEWUSER|unix.CLONE_NEWNS), actEPERM},
+		{"amd64", "unshare CLONE_NEWNS", call("amd64", "unshare", unix.CLONE_NEWNS), actAllow},
+		{"amd64", "clone thread", call("amd64", "clone", unix.CLONE_VM|unix.CLONE_THREAD|unix.CLONE_SIGHAND), actAllow},
+		{"amd64", "clone CLONE_NEWUSER", call("amd64", "clone", unix.CLONE_NEWUSER|uint64(unix.SIGCHLD)), actEPERM},
+		{"amd64", "clone3", call("amd64", "clone3"), actENOSYS},
+		{"amd64", "ioctl TIOCSTI", call("amd64", "ioctl", 0, ioctlTIOCSTI), actEPERM},
+		{"amd64", "ioctl TIOCSTI high bits", call("amd64", "ioctl", 0, high|ioctlTIOCSTI), actEPERM},
+		{"amd64", "ioctl TIOCLINUX", call("amd64", "ioctl", 0, ioctlTIOCLINUX), actEPERM},
+		{"amd64", "ioctl TIOCGWINSZ", call("amd64", "ioctl", 0, 0x5413), actAllow},
+		{"amd64", "ioctl TIOCSTI as fd", call("amd64", "ioctl", ioctlTIOCSTI, 0x5413), actAllow},
+		{"amd64", "socket AF_INET", call("amd64", "socket", unix.AF_INET, unix.SOCK_STREAM), actAllow},
+		{"amd64", "socket AF_INET high bits", call("amd64", "socket", high|unix.AF_INET), actAllow},
+		{"amd64", "socket AF_INET6", call("amd64", "socket", unix.AF_INET6), actAllow},
+		{"amd64", "socket AF_UNIX", call("amd64", "socket", unix.AF_UNIX), actAllow},
+		{"amd64", "socket AF_PACKET", call("amd64", "socket", unix.AF_PACKET, unix.SOCK_RAW), actEAFNOSUPPORT},
+		{"amd64", "socket AF_PACKET high bits", call("amd64", "socket", high|unix.AF_PACKET), actEAFNOSUPPORT},
+		{"amd64", "socket AF_VSOCK", call("amd64", "socket", unix.AF_VSOCK), actEAFNOSUPPORT},
+		{"amd64", "socket AF_ALG", call("amd64", "socket", unix.AF_ALG), actEAFNOSUPPORT},
+		{"amd64", "socket NETLINK_ROUTE", call("amd64", "socket", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE), actAllow},
+		{"amd64", "socket NETLINK_AUDIT", call("amd64", "socket", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT), actEAFNOSUPPORT},
+		{"amd64", "socketpair AF_UNIX", call("amd64", "socketpair", unix.AF_UNIX), actAllow},
+		{"amd64", "socketpair AF_PACKET", call("amd64", "socketpair", unix.AF_PACKET), actEAFNOSUPPORT},
+		{"arm64", "getpid", seccompData{nr: 172, arch: unix.AUDIT_ARCH_AARCH64}, actAllow},
+		{"arm64", "ptrace", seccompData{nr: 117, arch: unix.AUDIT_ARCH_AARCH64}, actEPERM},
+		{"arm64", "arm32 ABI", seccompData{nr: 20, arch: unix.AUDIT_ARCH_ARM}, actKill},
+		{"arm64", "x86_64 arch on arm64", seccompData{nr: 39, arch: unix.AUDIT_ARCH_X86_64}, actKill},
+		{"arm64", "clone CLONE_NEWUSER", call("arm64", "clone", unix.CLONE_NEWUSER), actEPERM},
+		{"arm64", "clone3", call("arm64", "clone3"), actENOSYS},
+		{"arm64", "socket AF_PACKET", call("arm64", "socket", unix.AF_PACKET), actEAFNOSUPPORT},
+		{"arm64", "ioctl TIOCSTI", call("arm64", "ioctl", 1, ioctlTIOCSTI), actEPERM},
+	}
+	progs := map[string]Program{}
+	for _, arch := range []string{"amd64", "arm64"} {
+		p, err := Build(arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		progs[arch] = p
+	}
+	for _, tt := range tests {
+		t.Run(tt.arch+"/"+strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
+			got, err := interpret(progs[tt.arch].Filter, tt.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("action %#x, want %#x", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestInterpretEverySyscall sweeps every syscall number with zeroed
+// arguments: the denied list gets EPERM, and nothing else is refused unless a
+// conditional rule says so.
+func TestInterpretEverySyscall(t *testing.T) {
+	for arch, spec := range archs {
+		p, err := Build(arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[uint32]uint32{}
+		for _, g := range denied {
+			for _, name := range g.names {
+				if nr, ok := lookupSysnum(spec, name); ok {
+					want[nr] = actEPERM
+				}
+			}
+		}
+		// Zeroed arguments: clone3 is refused; socket(AF_UNSPEC) is not
+		// in the allowed families; personality(PER_LINUX) is allowed.
+		want[call(arch, "clone3").nr] = actENOSYS
+		want[call(arch, "socket").nr] = actEAFNOSUPPORT
+		want[call(arch, "socketpair").nr] = actEAFNOSUPPORT
+		for nr := uint32(0); nr < 1024; nr++ {
+			got, err := interpret(p.Filter, seccompData{nr: nr, arch: spec.audit})
+			if err != nil {
+				t.Fatalf("%s nr %d: %v", arch, nr, err)
+			}
+			expect, ok := want[nr]
+			if !ok {
+				expect = actAllow
+			}
+			if got != expect {
+				t.Errorf("%s nr %d: action %#x, want %#x", arch, nr, got, expect)
+			}
+		}
+	}
+}
+
+func TestAssemblerErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		emit func(a *assembler)
+		want string
+	}{
+		{"undefined label", func(a *assembler) { a.jumpEq(1, "nowhere", next); a.ret(0) }, "undefined label"},
+		{"backward jump", func(a *assembler) { a.mark("top"); a.loadWord(0); a.jumpEq(1, "top", next); a.ret(0) }, "backward jump"},
+		{"duplicate label", func(a *assembler) { a.mark("x"); a.mark("x"); a.ret(0) }, "defined twice"},
+		{"jump too far", func(a *assembler) {
+			a.jumpEq(1, "far", next)
+			for range 256 {
+				a.loadWord(0)
+			}
+			a.mark("far")
+			a.ret(0)
+		}, "more than 255"},
+		{"label past the end", func(a *assembler) { a.jumpEq(1, "end", next); a.ret(0); a.mark("end") }, "past the end"},
+		{"load outside seccomp_data", func(a *assembler) { a.loadWord(64); a.ret(0) }, "outside seccomp_data"},
+		{"no return at the end", func(a *assembler) { a.loadWord(0) }, "does not end with a return"},
+		{"too long", func(a *assembler) {
+			for range unix.BPF_MAXINSNS {
+				a.loadWord(0)
+			}
+			a.ret(0)
+		}, "the kernel allows 4096"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
+			var a assembler
+			tt.emit(&a)
+			if _, err := a.assemble(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("assemble() error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+	var a assembler
+	a.jumpEq(1, "far", next)
+	for range 255 {
+		a.loadWord(0)
+	}
+	a.mark("far")
+	a.ret(0)
+	if _, err := a.assemble(); err != nil {
+		t.Errorf("a jump of exactly 255 failed: %v", err)
+	}
+}

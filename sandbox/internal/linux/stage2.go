@@ -1,0 +1,117 @@
+package linux
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/sandbox/internal/linux/landlock"
+	"github.com/airlockhq/airlock/sandbox/internal/linux/seccomp"
+)
+
+// Stage2Arg0 is argv[0] of the re-executed binary when it is the stage-2
+// helper. The helper is the same binary as the supervisor; an init hook
+// in package sandbox recognises this name and calls Stage2 before main.
+const Stage2Arg0 = "airlock-stage2"
+
+// The helper's inherited descriptors.
+const (
+	configFD = 3 // read end: the JSON Config, then EOF
+	errorFD  = 4 // write end: one line naming the failed step; closed by exec
+)
+
+// ExitSetupFailed is the helper's exit status when a setup step failed
+// (its message is on the error pipe).
+const ExitSetupFailed = 125
+
+// Stage2 runs inside the new user, mount, pid, ipc, uts (and, unless the
+// profile shares the host's, network) namespaces. It reads its Config,
+// builds the sandbox around itself in the order the process experiences
+// it, and execs the command. It never returns.
+//
+// The order matters: everything that needs privilege inside the namespace
+// (mounts, hostname, loopback) comes before Landlock and the capability
+// drop; no_new_privs and seccomp come last because the filter forbids
+// mount and friends.
+func Stage2() {
+	// Every step below acts on this thread; execve replaces the process
+	// from it, so the Landlock domain and dropped capabilities are the
+	// ones the command inherits.
+	runtime.LockOSThread()
+	unix.CloseOnExec(errorFD)
+
+	cfg, err := readConfig()
+	fail("read config", err)
+
+	if cfg.NewCgroupNS {
+		fail("cgroup namespace", unix.Unshare(unix.CLONE_NEWCGROUP))
+	}
+	fail("hostname", unix.Sethostname([]byte(cfg.Hostname)))
+	if cfg.LoopbackUp {
+		fail("loopback", loopbackUp())
+	}
+	fail("mount view", buildMountView(cfg.Mounts))
+	fail("working directory", unix.Chdir(cfg.Dir))
+	if cfg.Landlock.Enabled {
+		_, err := landlock.Restrict(landlock.Ruleset{
+			Read:              cfg.Landlock.Read,
+			Write:             cfg.Landlock.Write,
+			Exec:              cfg.Landlock.Exec,
+			IoctlDev:          cfg.Landlock.IoctlDev,
+			ScopeSignals:      cfg.Landlock.ScopeSignals,
+			ScopeAbstractUnix: cfg.Landlock.ScopeAbstractUnix,
+		})
+		fail("landlock", err)
+	}
+	for _, r := range cfg.Rlimits {
+		fail(fmt.Sprintf("rlimit %d", r.Resource),
+			unix.Setrlimit(r.Resource, &unix.Rlimit{Cur: r.Value, Max: r.Value}))
+	}
+	if cfg.NewSession {
+		_, err := unix.Setsid()
+		fail("new session", err)
+	}
+	path, err := lookPath(cfg.Argv[0], cfg.Env)
+	fail("find command", err)
+	fail("drop capabilities", dropCapabilities())
+	fail("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+	if cfg.Seccomp {
+		prog, err := seccomp.Build(runtime.GOARCH)
+		fail("seccomp", err)
+		fail("seccomp", seccomp.Install(prog))
+	}
+	err = unix.Exec(path, cfg.Argv, cfg.Env)
+	fail("exec "+cfg.Argv[0], err)
+}
+
+func readConfig() (*Config, error) {
+	f := os.NewFile(configFD, "config")
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	var cfg Config
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return nil, err
+	}
+	if len(cfg.Argv) == 0 {
+		return nil, fmt.Errorf("empty command")
+	}
+	return &cfg, nil
+}
+
+// fail reports a failed step on the error pipe and exits; it does nothing
+// when err is nil.
+func fail(step string, err error) {
+	if err == nil {
+		return
+	}
+	msg := step + ": " + err.Error()
+	unix.Write(errorFD, []byte(msg))
+	os.Exit(ExitSetupFailed)
+}

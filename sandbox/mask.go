@@ -1,0 +1,131 @@
+package sandbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/airlockhq/airlock/profile"
+)
+
+// maskedPaths lists the existing paths the sandbox must hide:
+//
+//   - every path matching a deny glob, and
+//   - every file in the workspace that is a hard link to an inode with
+//     links outside the workspace: the same inode as a secret elsewhere
+//     (say ~/.ssh/id_ed25519) would otherwise be readable and writable
+//     through the workspace.
+//
+// Globs without "**" are expanded with filepath.Glob; globs with "**" and
+// the hard-link check share one walk of the workspace.
+func maskedPaths(p *profile.Profile) ([]string, error) {
+	s := p.Spec()
+	ws := s.Workspace
+	seen := map[string]bool{}
+	var out []string
+	add := func(path string) {
+		if !seen[path] {
+			seen[path] = true
+			out = append(out, path)
+		}
+	}
+	var deep []string
+	for _, g := range s.Filesystem.Deny {
+		if strings.Contains(g, "**") {
+			deep = append(deep, g)
+			continue
+		}
+		matches, _ := filepath.Glob(g)
+		for _, m := range matches {
+			add(m)
+		}
+	}
+	type inode struct{ dev, ino uint64 }
+	links := map[inode][]string{}
+	nlink := map[inode]uint64{}
+	err := filepath.WalkDir(ws, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable parts cannot be read inside either
+		}
+		for _, g := range deep {
+			if profile.MatchGlob(g, path) {
+				add(path)
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+		}
+		if d.Type().IsRegular() {
+			fi, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+				k := inode{uint64(st.Dev), st.Ino}
+				links[k] = append(links[k], path)
+				nlink[k] = uint64(st.Nlink)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &SetupError{Step: "scan workspace", Err: err}
+	}
+	// Deep globs outside the workspace are matched from their fixed root.
+	for _, g := range deep {
+		root := globRoot(g)
+		if within(ws, root) || within(root, ws) {
+			continue
+		}
+		if _, err := os.Stat(root); err != nil {
+			continue
+		}
+		visited := 0
+		walkErr := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if visited++; visited > maxGlobWalk {
+				return errGlobTooBroad
+			}
+			if err == nil && profile.MatchGlob(g, path) {
+				add(path)
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		})
+		if walkErr != nil {
+			return nil, &SetupError{Step: "deny glob " + g, Err: walkErr}
+		}
+	}
+	for k, paths := range links {
+		if uint64(len(paths)) < nlink[k] {
+			for _, path := range paths {
+				add(path)
+			}
+		}
+	}
+	return out, nil
+}
+
+// maxGlobWalk caps how many entries one "**" deny glob outside the
+// workspace may scan; a broader glob is an error, not a slow start.
+const maxGlobWalk = 50000
+
+var errGlobTooBroad = errors.New("matches under a tree of more than 50000 entries; start the pattern at a narrower directory")
+
+// globRoot is the longest leading part of an absolute pattern without
+// wildcards.
+func globRoot(pattern string) string {
+	root := "/"
+	for _, el := range strings.Split(strings.Trim(pattern, "/"), "/") {
+		if strings.ContainsAny(el, "*?[\\") {
+			break
+		}
+		root = filepath.Join(root, el)
+	}
+	return root
+}

@@ -1,0 +1,269 @@
+package sandbox
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/linux"
+)
+
+// Paths inside every sandbox.
+const (
+	sandboxTmp      = "/tmp"
+	defaultPath     = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+	sandboxHostname = "airlock"
+)
+
+// devices bound from the host into the sandbox's /dev; nothing else of
+// the host's /dev is visible (no block devices, no /dev/mem, no kmsg).
+var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// plan is the compiled form of one run.
+type plan struct {
+	config linux.Config
+	home   string
+}
+
+// compile turns the profile and cmd into the stage-2 Config.
+func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
+	s := p.Spec()
+	ws := s.Workspace
+	home := sandboxHome(s)
+
+	dir := cmd.Dir
+	if dir == "" {
+		dir = ws
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(ws, dir)
+	}
+	dir = filepath.Clean(dir)
+	if !p.CanRead(dir) && dir != home && dir != sandboxTmp && !within(home, dir) && !within(sandboxTmp, dir) {
+		return nil, &SetupError{Step: "working directory", Err: fmt.Errorf("%s is not visible in the sandbox; use a directory inside the workspace %s", dir, ws)}
+	}
+
+	var binds []linux.Mount
+	for _, r := range s.Filesystem.Read {
+		binds = append(binds, pathMount(r, true))
+	}
+	for _, w := range s.Filesystem.Write {
+		binds = append(binds, pathMount(w, false))
+	}
+	binds = append(binds,
+		linux.Mount{Kind: linux.MountTmpfs, Target: home, Size: int64(s.Budgets.Scratch), Mode: 0o700},
+		linux.Mount{Kind: linux.MountTmpfs, Target: sandboxTmp, Size: int64(s.Budgets.Scratch), Mode: 0o1777},
+		linux.Mount{Kind: linux.MountBind, Source: ws, Target: ws, ReadOnly: s.ReadOnlyWorkspace},
+	)
+	// Parents before children: a deeper mount must land on top of the
+	// one that contains it.
+	sort.SliceStable(binds, func(i, j int) bool { return depth(binds[i].Target) < depth(binds[j].Target) })
+
+	mounts := binds
+	if !s.ReadOnlyWorkspace {
+		for _, rel := range s.Filesystem.Protected {
+			path := filepath.Join(ws, rel)
+			if _, err := os.Lstat(path); err == nil {
+				mounts = append(mounts, linux.Mount{Kind: linux.MountReadOnly, Target: path})
+			}
+		}
+	}
+	masks, err := maskedPaths(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range masks {
+		mounts = append(mounts, linux.Mount{Kind: linux.MountMask, Target: m})
+	}
+	mounts = append(mounts, devMounts(s.Budgets.Scratch)...)
+	mounts = append(mounts, linux.Mount{Kind: linux.MountProc, Target: "/proc"})
+	for _, sub := range []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"} {
+		mounts = append(mounts, linux.Mount{Kind: linux.MountReadOnly, Target: sub, Optional: true})
+	}
+
+	read := append([]string{ws, home, sandboxTmp, "/dev", "/proc"}, s.Filesystem.Read...)
+	read = append(read, s.Filesystem.Write...)
+	var write []string
+	if !s.ReadOnlyWorkspace {
+		write = append(write, ws)
+	}
+	write = append(write, s.Filesystem.Write...)
+	write = append(write, home, sandboxTmp, "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+	exec := s.Filesystem.Exec
+	if len(exec) == 0 {
+		exec = append(append([]string{}, read...), write...)
+	}
+
+	env := buildEnv(s, home, os.Environ(), cmd.Env)
+	rl := []linux.Rlimit{
+		{Resource: unix.RLIMIT_CORE, Value: 0},
+		{Resource: unix.RLIMIT_NOFILE, Value: nofileLimit()},
+	}
+	return &plan{home: home, config: linux.Config{
+		Argv:     append([]string(nil), cmd.Args...),
+		Env:      env,
+		Dir:      dir,
+		Mounts:   mounts,
+		Hostname: sandboxHostname,
+		Landlock: linux.LandlockConfig{
+			Read: read, Write: write, Exec: exec,
+			IoctlDev:          []string{"/dev/pts", "/dev/tty", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"},
+			ScopeSignals:      true,
+			ScopeAbstractUnix: true,
+		},
+		Rlimits:    rl,
+		Seccomp:    true,
+		LoopbackUp: s.Network.Mode == profile.NetworkModeNone,
+	}}, nil
+}
+
+// pathMount binds a profile path; a symlink on the host (/bin → usr/bin
+// on merged-/usr systems) becomes the same symlink in the sandbox.
+func pathMount(path string, ro bool) linux.Mount {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if dest, err := os.Readlink(path); err == nil {
+			return linux.Mount{Kind: linux.MountSymlink, Source: dest, Target: path}
+		}
+	}
+	return linux.Mount{Kind: linux.MountBind, Source: path, Target: path, ReadOnly: ro, Optional: true}
+}
+
+func devMounts(scratch profile.Size) []linux.Mount {
+	m := []linux.Mount{{Kind: linux.MountTmpfs, Target: "/dev", Mode: 0o755, Size: 1 << 20}}
+	for _, d := range devices {
+		m = append(m, linux.Mount{Kind: linux.MountBind, Source: "/dev/" + d, Target: "/dev/" + d, Optional: true})
+	}
+	m = append(m,
+		linux.Mount{Kind: linux.MountDevpts, Target: "/dev/pts"},
+		linux.Mount{Kind: linux.MountSymlink, Source: "pts/ptmx", Target: "/dev/ptmx"},
+		linux.Mount{Kind: linux.MountTmpfs, Target: "/dev/shm", Mode: 0o1777, Size: int64(scratch)},
+		linux.Mount{Kind: linux.MountSymlink, Source: "/proc/self/fd", Target: "/dev/fd"},
+		linux.Mount{Kind: linux.MountSymlink, Source: "/proc/self/fd/0", Target: "/dev/stdin"},
+		linux.Mount{Kind: linux.MountSymlink, Source: "/proc/self/fd/1", Target: "/dev/stdout"},
+		linux.Mount{Kind: linux.MountSymlink, Source: "/proc/self/fd/2", Target: "/dev/stderr"},
+	)
+	return m
+}
+
+// sandboxHome is the path of the empty private HOME: the caller's home
+// path when it is a plain absolute path, else /home/sandbox.
+func sandboxHome(s profile.Spec) string {
+	h, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(h) || filepath.Clean(h) == "/" {
+		return "/home/sandbox"
+	}
+	h = filepath.Clean(h)
+	for _, r := range append(append([]string{}, s.Filesystem.Read...), s.Filesystem.Write...) {
+		if within(r, h) {
+			return "/home/sandbox"
+		}
+	}
+	if within(h, s.Workspace) || !within(s.Workspace, h) {
+		return h
+	}
+	return "/home/sandbox"
+}
+
+// buildEnv keeps the allowlisted variables of the caller, then the
+// profile's forced ones, then the Cmd's, then HOME, TMPDIR and PATH.
+func buildEnv(s profile.Spec, home string, caller, extra []string) []string {
+	vals := map[string]string{}
+	var order []string
+	set := func(k, v string) {
+		if _, ok := vals[k]; !ok {
+			order = append(order, k)
+		}
+		vals[k] = v
+	}
+	for _, kv := range caller {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && envAllowed(s.Env.Allow, k) {
+			set(k, v)
+		}
+	}
+	keys := make([]string, 0, len(s.Env.Set))
+	for k := range s.Env.Set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		set(k, s.Env.Set[k])
+	}
+	for _, kv := range extra {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			set(k, v)
+		}
+	}
+	set("HOME", home)
+	set("TMPDIR", sandboxTmp)
+	if _, ok := vals["PATH"]; !ok || !hasSetPath(s, extra) {
+		set("PATH", visiblePath(s, os.Getenv("PATH")))
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, k+"="+vals[k])
+	}
+	return out
+}
+
+func hasSetPath(s profile.Spec, extra []string) bool {
+	if _, ok := s.Env.Set["PATH"]; ok {
+		return true
+	}
+	for _, kv := range extra {
+		if strings.HasPrefix(kv, "PATH=") {
+			return true
+		}
+	}
+	return false
+}
+
+func envAllowed(allow []string, k string) bool {
+	for _, a := range allow {
+		if a == k || (strings.HasSuffix(a, "*") && strings.HasPrefix(k, strings.TrimSuffix(a, "*"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// visiblePath keeps the caller's PATH entries that exist in the sandbox
+// (so /usr/local/go/bin stays), or the default PATH.
+func visiblePath(s profile.Spec, callerPath string) string {
+	var keep []string
+	for _, d := range filepath.SplitList(callerPath) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		for _, r := range append(append([]string{s.Workspace}, s.Filesystem.Read...), s.Filesystem.Write...) {
+			if within(r, d) {
+				keep = append(keep, d)
+				break
+			}
+		}
+	}
+	if len(keep) == 0 {
+		return defaultPath
+	}
+	return strings.Join(keep, ":")
+}
+
+func nofileLimit() uint64 {
+	var r unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) == nil && r.Max < 65536 {
+		return r.Max
+	}
+	return 65536
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
+
+func within(dir, path string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
+}

@@ -1,0 +1,415 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/linux"
+)
+
+// Process is one prepared run. Like exec.Cmd it is started once and
+// waited for once; Signal and Kill may be called from any goroutine.
+type Process struct {
+	e       *Executor
+	ctx     context.Context
+	cmd     Cmd
+	plan    *plan
+	timeout time.Duration
+	maxOut  int64
+
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	child    *exec.Cmd
+	cg       *linux.Cgroup
+	killedBy Status // why the supervisor killed the run, if it did
+	start    time.Time
+	execd    time.Time
+	outN     int64
+	outs     [2]*bytes.Buffer
+	copiers  sync.WaitGroup
+	pipes    []*os.File
+	done     chan struct{}
+}
+
+func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
+	pl, err := compile(e.profile, cmd)
+	if err != nil {
+		return nil, err
+	}
+	b := e.profile.Spec().Budgets
+	timeout := time.Duration(b.WallTime)
+	if cmd.Timeout > 0 && (timeout == 0 || cmd.Timeout < timeout) {
+		timeout = cmd.Timeout
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return &Process{e: e, ctx: ctx, cmd: cmd, plan: pl, timeout: timeout, maxOut: int64(b.Output), done: make(chan struct{})}, nil
+}
+
+// Start builds the sandbox and execs the command in it. It returns once
+// the command runs, or with a *SetupError naming the step that failed (in
+// which case nothing of the command ran and nothing is left behind).
+func (p *Process) Start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		return errors.New("sandbox: Start called twice")
+	}
+	if p.closed {
+		return errors.New("sandbox: Start after Close")
+	}
+	p.started = true
+	p.start = time.Now()
+	if err := p.ctx.Err(); err != nil {
+		return &SetupError{Step: "start", Err: err}
+	}
+	err := p.spawn()
+	if err != nil {
+		p.cleanupLocked()
+		close(p.done)
+	}
+	return err
+}
+
+func (p *Process) spawn() error {
+	s := p.e.profile.Spec()
+	b := s.Budgets
+	cfg := p.plan.config
+	if p.e.host.CgroupWritable {
+		cg, err := linux.NewCgroup(p.e.host.cgroups, "airlock-"+randomID(), linux.Limits{
+			MemoryBytes: int64(b.Memory), Pids: int64(b.Pids), CPU: b.CPU,
+		})
+		if err != nil {
+			return &SetupError{Step: "cgroup", Err: err}
+		}
+		p.cg = cg
+		cfg.NewCgroupNS = true
+	} else {
+		// Without a writable cgroup, rlimits are the (weaker) budget.
+		if b.Memory > 0 {
+			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_AS, Value: uint64(b.Memory)})
+		}
+		if b.Pids > 0 {
+			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(b.Pids)})
+		}
+	}
+	cfgData, err := json.Marshal(cfg)
+	if err != nil {
+		return &SetupError{Step: "encode config", Err: err}
+	}
+
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return &SetupError{Step: "pipe", Err: err}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		cfgR.Close()
+		cfgW.Close()
+		return &SetupError{Step: "pipe", Err: err}
+	}
+	defer errR.Close()
+	p.pipes = append(p.pipes, cfgR, cfgW, errW)
+
+	uid, gid := os.Getuid(), os.Getgid()
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if s.Network.Mode == profile.NetworkModeNone {
+		flags |= unix.CLONE_NEWNET
+	}
+	c := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{linux.Stage2Arg0},
+		Env:        []string{},
+		Stdin:      p.cmd.Stdin,
+		ExtraFiles: []*os.File{cfgR, errW},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:                 flags,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			Pdeathsig:                  syscall.SIGKILL,
+			Setsid:                     true,
+		},
+	}
+	if dir := p.cgDir(); dir != "" {
+		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return &SetupError{Step: "cgroup", Err: err}
+		}
+		defer unix.Close(fd)
+		c.SysProcAttr.UseCgroupFD = true
+		c.SysProcAttr.CgroupFD = fd
+	}
+	for i, w := range []io.Writer{p.cmd.Stdout, p.cmd.Stderr} {
+		r, wr, err := os.Pipe()
+		if err != nil {
+			return &SetupError{Step: "pipe", Err: err}
+		}
+		p.pipes = append(p.pipes, wr)
+		if i == 0 {
+			c.Stdout = wr
+		} else {
+			c.Stderr = wr
+		}
+		if w == nil {
+			p.outs[i] = &bytes.Buffer{}
+			w = p.outs[i]
+		}
+		p.copiers.Add(1)
+		go p.copyOutput(r, w)
+	}
+
+	if err := c.Start(); err != nil {
+		return &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
+	}
+	p.child = c
+	// The helper holds its own copies now.
+	for _, f := range p.pipes {
+		if f != cfgW {
+			f.Close()
+		}
+	}
+	if p.cg != nil && p.cgDir() == "" {
+		if err := p.cg.Add(c.Process.Pid); err != nil {
+			cfgW.Close()
+			p.reapLocked()
+			return &SetupError{Step: "cgroup", Err: err}
+		}
+	}
+	// The helper waits for its config, so it is in its cgroup before it
+	// does anything.
+	_, werr := cfgW.Write(cfgData)
+	cfgW.Close()
+	p.pipes = nil
+	msg, _ := io.ReadAll(errR)
+	if len(msg) > 0 || werr != nil {
+		p.reapLocked()
+		step, cause, _ := strings.Cut(string(msg), ": ")
+		if len(msg) == 0 {
+			step, cause = "send config", werr.Error()
+		}
+		return &SetupError{Step: step, Err: errors.New(cause)}
+	}
+	p.execd = time.Now()
+	go p.watch()
+	return nil
+}
+
+func (p *Process) cgDir() string {
+	if p.cg == nil {
+		return ""
+	}
+	return p.cg.Dir()
+}
+
+// copyOutput forwards one stream, counting bytes against the budget.
+func (p *Process) copyOutput(r *os.File, w io.Writer) {
+	defer p.copiers.Done()
+	defer r.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			keep := n
+			if p.maxOut > 0 && p.outN+int64(n) > p.maxOut {
+				keep = int(max(p.maxOut-p.outN, 0))
+			}
+			p.outN += int64(n)
+			over := p.maxOut > 0 && p.outN > p.maxOut
+			p.mu.Unlock()
+			if keep > 0 {
+				_, _ = w.Write(buf[:keep])
+			}
+			if over {
+				p.kill(StatusOutputLimitExceeded)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// watch kills the run on timeout or context cancellation.
+func (p *Process) watch() {
+	var timer <-chan time.Time
+	if p.timeout > 0 {
+		t := time.NewTimer(p.timeout - time.Since(p.start))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-p.done:
+	case <-timer:
+		p.kill(StatusTimedOut)
+	case <-p.ctx.Done():
+		p.kill(StatusCancelled)
+	}
+}
+
+// kill ends the whole run: the helper is PID 1 of its pid namespace, so
+// SIGKILL to it takes every process of the sandbox with it.
+func (p *Process) kill(why Status) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.killedBy == "" {
+		p.killedBy = why
+	}
+	if p.child != nil && p.child.Process != nil {
+		_ = p.child.Process.Signal(syscall.SIGKILL)
+	}
+}
+
+// Signal sends sig to the command (PID 1 of the sandbox). A command that
+// installs no handler ignores most signals as PID 1; use Kill to end it.
+func (p *Process) Signal(sig os.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.child == nil || p.child.Process == nil {
+		return errors.New("sandbox: process not started")
+	}
+	return p.child.Process.Signal(sig)
+}
+
+// Kill ends the run and every process in it; Wait reports
+// StatusCancelled.
+func (p *Process) Kill() error {
+	p.mu.Lock()
+	started := p.child != nil
+	p.mu.Unlock()
+	if !started {
+		return errors.New("sandbox: process not started")
+	}
+	p.kill(StatusCancelled)
+	return nil
+}
+
+// Close releases a Process that was prepared but never started. After
+// Start, Wait does the cleanup and Close is a no-op.
+func (p *Process) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	return nil
+}
+
+// Wait waits for the command and every process it started to end, removes
+// what the run created, and returns the Result.
+func (p *Process) Wait() (*Result, error) {
+	p.mu.Lock()
+	c := p.child
+	p.mu.Unlock()
+	if c == nil {
+		return nil, errors.New("sandbox: Wait without a successful Start")
+	}
+	werr := c.Wait()
+	p.copiers.Wait()
+	close(p.done)
+	end := time.Now()
+
+	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Level: p.e.report.Level, Guarantees: p.e.report.Guarantees}
+	var ee *exec.ExitError
+	switch {
+	case werr == nil:
+		res.ExitCode = 0
+	case errors.As(werr, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal().String()
+		} else {
+			res.ExitCode = ee.ExitCode()
+		}
+	default:
+		return nil, fmt.Errorf("sandbox: wait: %w", werr)
+	}
+
+	p.mu.Lock()
+	killedBy := p.killedBy
+	res.OutputBytes = p.outN
+	var oom, pidsHit int64
+	if p.cg != nil {
+		oom, pidsHit = p.cg.OOMKills(), p.cg.PidsLimitHits()
+		res.Limits = map[string]float64{"memory_peak_bytes": float64(p.cg.PeakMemory())}
+	}
+	cleanupErr := p.cleanupLocked()
+	p.mu.Unlock()
+
+	if p.outs[0] != nil {
+		res.Stdout = p.outs[0].Bytes()
+	}
+	if p.outs[1] != nil {
+		res.Stderr = p.outs[1].Bytes()
+	}
+	switch {
+	case killedBy == StatusTimedOut:
+		res.Status = StatusTimedOut
+		res.Denials = append(res.Denials, Denial{Kind: "timeout", Target: p.timeout.String(), Reason: "wall-clock budget reached"})
+	case killedBy == StatusOutputLimitExceeded:
+		res.Status = StatusOutputLimitExceeded
+		res.Denials = append(res.Denials, Denial{Kind: "output", Target: profile.Size(p.maxOut).String(), Reason: "output budget exceeded"})
+	case killedBy == StatusCancelled:
+		res.Status = StatusCancelled
+	case oom > 0 && res.ExitCode != 0:
+		res.Status = StatusKilledOOM
+		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: "memory budget exceeded; the OOM killer ended a process"})
+	case pidsHit > 0 && res.ExitCode != 0:
+		res.Status = StatusLimitExceeded
+		res.Denials = append(res.Denials, Denial{Kind: "pids", Target: fmt.Sprint(p.e.profile.Spec().Budgets.Pids), Reason: fmt.Sprintf("process budget reached; %d forks refused", pidsHit)})
+	case res.ExitCode == 0:
+		res.Status = StatusSucceeded
+	default:
+		res.Status = StatusFailed
+	}
+	res.Timings = Timings{Setup: p.execd.Sub(p.start), Run: end.Sub(p.execd), Total: time.Since(p.start)}
+	return res, cleanupErr
+}
+
+// reapLocked kills and waits for a helper whose setup failed.
+func (p *Process) reapLocked() {
+	if p.child != nil && p.child.Process != nil {
+		_ = p.child.Process.Signal(syscall.SIGKILL)
+		_ = p.child.Wait()
+	}
+	p.copiers.Wait()
+}
+
+// cleanupLocked kills anything left in the run's cgroup and removes it.
+func (p *Process) cleanupLocked() error {
+	for _, f := range p.pipes {
+		f.Close()
+	}
+	p.pipes = nil
+	if p.cg == nil {
+		return nil
+	}
+	kerr := p.cg.Kill()
+	rerr := p.cg.Remove()
+	p.cg = nil
+	if kerr != nil {
+		return kerr
+	}
+	return rerr
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,53 @@
+package sandbox
+
+import (
+	"time"
+)
+
+// Status is how a run ended. Setup failures are errors, not statuses.
+type Status string
+
+const (
+	StatusSucceeded           Status = "succeeded"             // exit status 0
+	StatusFailed              Status = "failed"                // non-zero exit or killed by a signal
+	StatusTimedOut            Status = "timed_out"             // wall-clock limit reached
+	StatusOutputLimitExceeded Status = "output_limit_exceeded" // stdout+stderr over the cap
+	StatusCancelled           Status = "cancelled"             // context cancelled or Kill called
+	StatusKilledOOM           Status = "killed_oom"            // the memory limit's OOM killer fired
+	StatusLimitExceeded       Status = "limit_exceeded"        // another budget (pids) was hit and the run failed
+)
+
+// Result is what Wait returns.
+type Result struct {
+	Status   Status `json:"status"`
+	ExitCode int    `json:"exit_code"` // -1 when killed by a signal
+	Signal   string `json:"signal,omitempty"`
+	// Stdout and Stderr hold the output when the Cmd had no writer for it,
+	// up to the output budget.
+	Stdout []byte `json:"-"`
+	Stderr []byte `json:"-"`
+	// OutputBytes counts every byte the command wrote, kept or not.
+	OutputBytes int64    `json:"output_bytes"`
+	Timings     Timings  `json:"timings"`
+	Denials     []Denial `json:"denials"`
+
+	Level       Level              `json:"level"`
+	Guarantees  []GuaranteeStatus  `json:"guarantees"`
+	Fingerprint string             `json:"profile_fingerprint"`
+	Limits      map[string]float64 `json:"limits,omitempty"`
+}
+
+// Timings of one run.
+type Timings struct {
+	Setup time.Duration `json:"setup_ns"` // Start called → command exec'd
+	Run   time.Duration `json:"run_ns"`   // exec → exit
+	Total time.Duration `json:"total_ns"` // Start called → Wait done
+}
+
+// Denial is one thing the sandbox refused that the audit log should join
+// with the gate's decision: a limit hit, a timeout, a blocked connection.
+type Denial struct {
+	Kind   string `json:"kind"`   // "memory", "pids", "timeout", "output", "network", ...
+	Target string `json:"target"` // what was refused, e.g. "example.com:443"
+	Reason string `json:"reason"`
+}
