@@ -146,6 +146,11 @@ func (p *Process) spawn() error {
 			GidMappingsEnableSetgroups: false,
 			Pdeathsig:                  syscall.SIGKILL,
 			Setsid:                     true,
+			// The helper keeps the caller's uid; for a non-root uid,
+			// execve would drop the namespace capabilities the setup
+			// needs, so they pass as ambient capabilities. The helper
+			// drops every capability again before it execs the command.
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_CHROOT},
 		},
 	}
 	if dir := p.cgDir(); dir != "" {

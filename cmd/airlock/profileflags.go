@@ -32,7 +32,6 @@ type profileFlags struct {
 	cpu        float64
 	timeout    time.Duration
 	maxOutput  string
-	autoAllow  bool
 	readOnlyWS bool
 }
 

@@ -1,0 +1,217 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox"
+)
+
+// newExecutor builds a workspace-preset Executor over a fresh workspace.
+func newExecutor(t *testing.T, edit func(*profile.Spec)) (*sandbox.Executor, string) {
+	t.Helper()
+	ws := t.TempDir()
+	s := profile.Preset("workspace")
+	s.Workspace = ws
+	if edit != nil {
+		edit(&s)
+	}
+	p, err := profile.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := sandbox.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex, p.Workspace()
+}
+
+func run(t *testing.T, ex *sandbox.Executor, script string) *sandbox.Result {
+	t.Helper()
+	res, err := ex.Run(context.Background(), sandbox.Cmd{Args: []string{"sh", "-c", script}, Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatalf("run %q: %v", script, err)
+	}
+	return res
+}
+
+// TestRealTools runs the tools an agent uses every day inside the
+// workspace preset and checks their effects on the host.
+func TestRealTools(t *testing.T) {
+	ex, ws := newExecutor(t, nil)
+	t.Run("git", func(t *testing.T) {
+		res := run(t, ex, `set -e
+git init -q . && git config user.email a@b.c && git config user.name airlock 2>&1 || true
+echo hello > README && git add README && git -c user.email=a@b.c -c user.name=a commit -qm first && git status --short && git log --oneline`)
+		// git config writes .git/config, which is protected only once it
+		// exists at start; this run created it.
+		if res.Status != sandbox.StatusSucceeded {
+			t.Fatalf("status %s, stderr %s", res.Status, res.Stderr)
+		}
+		out, err := exec.Command("git", "-C", ws, "log", "--oneline").Output()
+		if err != nil || !strings.Contains(string(out), "first") {
+			t.Fatalf("host sees no commit: %q %v", out, err)
+		}
+	})
+	t.Run("python3", func(t *testing.T) {
+		res := run(t, ex, `python3 -c 'import json,sys; print(json.dumps({"sum": sum(range(10))}))'`)
+		if res.Status != sandbox.StatusSucceeded || strings.TrimSpace(string(res.Stdout)) != `{"sum": 45}` {
+			t.Fatalf("status %s stdout %q stderr %q", res.Status, res.Stdout, res.Stderr)
+		}
+	})
+	t.Run("pipeline", func(t *testing.T) {
+		res := run(t, ex, `printf 'b\na\nc\na\n' | sort | uniq -c | sort -rn | head -1 > counts.txt; cat counts.txt`)
+		host, err := os.ReadFile(filepath.Join(ws, "counts.txt"))
+		if res.Status != sandbox.StatusSucceeded || err != nil || !strings.Contains(string(host), "2 a") {
+			t.Fatalf("status %s, host file %q %v, stderr %s", res.Status, host, err, res.Stderr)
+		}
+	})
+	t.Run("go build", func(t *testing.T) {
+		if _, err := os.Stat("/usr/local/go/bin/go"); err != nil {
+			t.Skip("no Go toolchain at /usr/local/go to run inside the sandbox")
+		}
+		if err := os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module hello\n\ngo 1.22\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() { println(\"built in airlock\") }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := ex.Run(context.Background(), sandbox.Cmd{
+			Args: []string{"/usr/local/go/bin/go", "build", "-o", "hello", "."},
+			Env:  []string{"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "CGO_ENABLED=0"},
+		})
+		if err != nil || res.Status != sandbox.StatusSucceeded {
+			t.Fatalf("go build: %v %+v stderr %s", err, res, res.Stderr)
+		}
+		out, err := exec.Command(filepath.Join(ws, "hello")).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "built in airlock") {
+			t.Fatalf("binary built in the sandbox: %q %v", out, err)
+		}
+	})
+}
+
+func TestStatuses(t *testing.T) {
+	ex, _ := newExecutor(t, func(s *profile.Spec) { s.Budgets.Output = 1 << 20 })
+	tests := []struct {
+		name   string
+		script string
+		cmd    sandbox.Cmd
+		want   sandbox.Status
+		code   int
+	}{
+		{"exit 0", "true", sandbox.Cmd{}, sandbox.StatusSucceeded, 0},
+		{"exit 3", "exit 3", sandbox.Cmd{}, sandbox.StatusFailed, 3},
+		// The command is PID 1 of its pid namespace, which ignores its own
+		// SIGKILL; a child killed by a signal is what a shell reports.
+		{"child killed by signal", `sh -c 'kill -9 $$'`, sandbox.Cmd{}, sandbox.StatusFailed, 137},
+		{"timeout", "sleep 30", sandbox.Cmd{Timeout: 300 * time.Millisecond}, sandbox.StatusTimedOut, -1},
+		{"output cap", "yes airlock", sandbox.Cmd{}, sandbox.StatusOutputLimitExceeded, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.cmd
+			c.Args = []string{"sh", "-c", tt.script}
+			res, err := ex.Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != tt.want || res.ExitCode != tt.code {
+				t.Errorf("status %s code %d; want %s %d", res.Status, res.ExitCode, tt.want, tt.code)
+			}
+			if res.Status != sandbox.StatusSucceeded && res.ExitCode == 0 {
+				t.Error("a non-succeeded run reports exit code 0")
+			}
+		})
+	}
+	t.Run("output kept up to the cap", func(t *testing.T) {
+		res := run(t, ex, "yes airlock")
+		if int64(len(res.Stdout)) != 1<<20 || res.OutputBytes <= 1<<20 {
+			t.Errorf("kept %d bytes of %d; want exactly the 1MiB cap", len(res.Stdout), res.OutputBytes)
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		p, err := ex.Prepare(ctx, sandbox.Cmd{Args: []string{"sleep", "30"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.AfterFunc(200*time.Millisecond, cancel)
+		res, err := p.Wait()
+		if err != nil || res.Status != sandbox.StatusCancelled {
+			t.Fatalf("got %v %v; want cancelled", res, err)
+		}
+	})
+	t.Run("stdin and writers", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		res, err := ex.Run(context.Background(), sandbox.Cmd{
+			Args:  []string{"sh", "-c", "tr a-z A-Z; echo oops >&2"},
+			Stdin: strings.NewReader("quiet\n"), Stdout: &out, Stderr: &errb,
+		})
+		if err != nil || res.Status != sandbox.StatusSucceeded || out.String() != "QUIET\n" || errb.String() != "oops\n" {
+			t.Fatalf("res %+v err %v out %q err %q", res, err, out.String(), errb.String())
+		}
+	})
+}
+
+func TestSetupErrors(t *testing.T) {
+	ex, ws := newExecutor(t, nil)
+	_, err := ex.Run(context.Background(), sandbox.Cmd{Args: []string{"no-such-program-xyz"}})
+	var se *sandbox.SetupError
+	if !errors.As(err, &se) || !errors.Is(err, sandbox.ErrSetup) || se.Step != "find command" {
+		t.Fatalf("err = %v; want a SetupError at step \"find command\"", err)
+	}
+	_, err = ex.Prepare(context.Background(), sandbox.Cmd{Args: []string{"true"}, Dir: "/var/lib"})
+	if !errors.As(err, &se) || se.Step != "working directory" {
+		t.Fatalf("err = %v; want a SetupError at step \"working directory\"", err)
+	}
+	_, err = ex.Prepare(context.Background(), sandbox.Cmd{})
+	if err == nil {
+		t.Fatal("an empty command was accepted")
+	}
+	_ = ws
+}
+
+func TestRequiredGuaranteeRefused(t *testing.T) {
+	ws := t.TempDir()
+	s := profile.Preset("workspace")
+	s.Workspace = ws
+	s.Network = profile.NetworkSpec{Mode: profile.NetworkModeAll}
+	s.Require = []string{"private-range-block"}
+	p, err := profile.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sandbox.New(p)
+	var ue *sandbox.UnavailableError
+	if !errors.As(err, &ue) || !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "private-range-block") {
+		t.Fatalf("err = %v; want an UnavailableError naming private-range-block", err)
+	}
+}
+
+func TestReportLevel(t *testing.T) {
+	ex, _ := newExecutor(t, nil)
+	r := ex.Report()
+	if r.Level == sandbox.LevelNone {
+		t.Fatalf("level none on a host that ran the other tests: %s", r)
+	}
+	for _, g := range r.Guarantees {
+		if g.Status == sandbox.Enforced && g.Mechanism == "" {
+			t.Errorf("%s enforced without a mechanism", g.Guarantee)
+		}
+		if (g.Status == sandbox.Degraded || g.Status == sandbox.Unavailable) && g.Reason == "" {
+			t.Errorf("%s %s without a reason", g.Guarantee, g.Status)
+		}
+	}
+}
