@@ -215,3 +215,41 @@ func TestReportLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingLeftBehind: after runs that end every way a run can end, no
+// cgroup of airlock's remains and no process of the run survives.
+func TestNothingLeftBehind(t *testing.T) {
+	ex, _ := newExecutor(t, func(s *profile.Spec) { s.Budgets.Output = 4096 })
+	marker := "airlock-left-behind-" + strings.ReplaceAll(t.Name(), "/", "-")
+	for _, c := range []sandbox.Cmd{
+		{Args: []string{"sh", "-c", "(setsid sleep 1000 " + marker + " &) ; true"}},
+		{Args: []string{"sh", "-c", "sleep 1000 " + marker + " & sleep 1000"}, Timeout: 200 * time.Millisecond},
+		{Args: []string{"sh", "-c", "sleep 1000 " + marker + " & yes"}},
+		{Args: []string{"no-such-program-" + marker}},
+	} {
+		res, err := ex.Run(context.Background(), c)
+		if err != nil && !errors.Is(err, sandbox.ErrSetup) {
+			t.Fatal(err)
+		}
+		_ = res
+	}
+	time.Sleep(100 * time.Millisecond)
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), marker) {
+			t.Errorf("a process of the run survived: %s %q", p, b)
+		}
+	}
+	host := sandbox.ProbeHost()
+	if !host.CgroupWritable {
+		return
+	}
+	for _, ctrl := range []string{"memory", "pids", "cpu"} {
+		dirs, _ := filepath.Glob("/sys/fs/cgroup/" + ctrl + "/**/airlock-*")
+		more, _ := filepath.Glob("/sys/fs/cgroup/" + ctrl + "/*/*/airlock-*")
+		if len(dirs)+len(more) > 0 {
+			t.Errorf("cgroups left behind: %v %v", dirs, more)
+		}
+	}
+}

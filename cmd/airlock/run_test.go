@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// buildAirlock compiles the CLI once per test binary run.
+func buildAirlock(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "airlock")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestRunExitStatuses(t *testing.T) {
+	bin := buildAirlock(t)
+	ws := t.TempDir()
+	report := filepath.Join(t.TempDir(), "report.json")
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		stderr  string
+		wantOut string
+	}{
+		{"success", []string{"--", "sh", "-c", "echo hi"}, 0, "", "hi\n"},
+		{"command status", []string{"--", "sh", "-c", "exit 7"}, 7, "", ""},
+		{"timeout", []string{"--timeout", "200ms", "--", "sleep", "10"}, 124, "wall-clock", ""},
+		{"setup failure", []string{"--", "definitely-not-a-program"}, 125, "find command", ""},
+		{"bad size", []string{"--memory", "12 apples", "--", "true"}, 125, "--memory", ""},
+		{"bad workspace", []string{"--workspace", "/nonexistent/ws", "--", "true"}, 125, "does not exist", ""},
+		{"no command", []string{}, 2, "no command", ""},
+		{"report", []string{"--report", report, "--", "true"}, 0, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"run", "--workspace", ws}, tt.args...)
+			if tt.name == "bad workspace" {
+				args = append([]string{"run"}, tt.args...)
+			}
+			cmd := exec.Command(bin, args...)
+			var so, se strings.Builder
+			cmd.Stdout, cmd.Stderr = &so, &se
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.code || !strings.Contains(se.String(), tt.stderr) || (tt.wantOut != "" && so.String() != tt.wantOut) {
+				t.Errorf("exit %d stdout %q stderr %q; want %d, stderr containing %q", code, so.String(), se.String(), tt.code, tt.stderr)
+			}
+			if tt.code == 125 && strings.Count(strings.TrimSpace(se.String()), "\n") != 0 {
+				t.Errorf("setup failure printed more than one line: %q", se.String())
+			}
+		})
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"status", "exit_code", "timings", "denials", "level", "guarantees", "profile_fingerprint"} {
+		if _, ok := r[k]; !ok {
+			t.Errorf("report lacks %q: %s", k, data)
+		}
+	}
+	if r["status"] != "succeeded" {
+		t.Errorf("report status %v", r["status"])
+	}
+}
+
+func TestDoctorJSON(t *testing.T) {
+	bin := buildAirlock(t)
+	out, err := exec.Command(bin, "doctor", "--json", "--workspace", t.TempDir()).Output()
+	if err != nil {
+		t.Fatalf("doctor: %v", err)
+	}
+	var d struct {
+		Level      string `json:"level"`
+		Guarantees []struct {
+			Guarantee string `json:"guarantee"`
+			Status    string `json:"status"`
+		} `json:"guarantees"`
+		Host struct {
+			LandlockABI int `json:"landlock_abi"`
+		} `json:"host"`
+	}
+	if err := json.Unmarshal(out, &d); err != nil {
+		t.Fatalf("doctor --json is not JSON: %v\n%s", err, out)
+	}
+	if d.Level != "full" && d.Level != "partial" && d.Level != "none" {
+		t.Errorf("level %q", d.Level)
+	}
+	if len(d.Guarantees) < 12 || d.Guarantees[0].Guarantee != "read-boundary" {
+		t.Errorf("guarantees %+v", d.Guarantees)
+	}
+}
