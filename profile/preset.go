@@ -66,6 +66,11 @@ func workspacePreset() Spec {
 		Env:     EnvSpec{Allow: append([]string(nil), defaultEnvAllow...)},
 		Network: NetworkSpec{Mode: NetworkModeNone},
 		Budgets: Budgets{Memory: 4 << 30, Pids: 1024, Output: 64 << 20, Scratch: 1 << 30},
+		// What a host must give for any preset to run at all. Network and
+		// resource guarantees depend on flags and privilege, so the Report
+		// shows them without making them a condition.
+		Require: []string{"read-boundary", "write-boundary", "process-isolation", "ipc-isolation",
+			"syscall-filter", "no-new-privs", "lifetime-containment", "env-scrub"},
 	}
 }
 

@@ -24,13 +24,27 @@ type HostInfo struct {
 	UserNamespaces bool   `json:"user_namespaces"`
 	UserNSReason   string `json:"user_namespaces_reason,omitempty"`
 	LandlockABI    int    `json:"landlock_abi"`
-	Seccomp        bool   `json:"seccomp"`
-	SeccompReason  string `json:"seccomp_reason,omitempty"`
-	CgroupMode     string `json:"cgroup_mode"`
-	CgroupWritable bool   `json:"cgroup_writable"`
-	CgroupReason   string `json:"cgroup_reason,omitempty"`
+	// LandlockFeatures lists what the sandbox asks of Landlock and
+	// whether this kernel's ABI gives it.
+	LandlockFeatures []LandlockFeature `json:"landlock_features"`
+	Seccomp          bool              `json:"seccomp"`
+	SeccompReason    string            `json:"seccomp_reason,omitempty"`
+	// SeccompBlocked says what the syscall filter refuses on this arch.
+	SeccompBlocked []string `json:"seccomp_blocked,omitempty"`
+	CgroupMode     string   `json:"cgroup_mode"`
+	CgroupWritable bool     `json:"cgroup_writable"`
+	CgroupReason   string   `json:"cgroup_reason,omitempty"`
 
 	cgroups linux.CgroupLayout
+}
+
+// LandlockFeature is one Landlock feature the sandbox uses, with the ABI
+// that introduced it and whether this kernel enforces it.
+type LandlockFeature struct {
+	Name     string `json:"name"`
+	MinABI   int    `json:"min_abi"`
+	Enforced bool   `json:"enforced"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // ProbeHost reads the host's kernel, namespaces, Landlock ABI, seccomp and
@@ -43,7 +57,14 @@ func ProbeHost() HostInfo {
 	}
 	h.UserNamespaces, h.UserNSReason = probeUserNS(h.UID)
 	h.LandlockABI = landlock.ABI()
+	plan := landlock.Plan(landlock.Ruleset{ScopeSignals: true, ScopeAbstractUnix: true})
+	for _, f := range plan.Features {
+		h.LandlockFeatures = append(h.LandlockFeatures, LandlockFeature(f))
+	}
 	h.Seccomp, h.SeccompReason = seccomp.Available()
+	if h.Seccomp {
+		h.SeccompBlocked = seccomp.Blocked()
+	}
 	h.cgroups = linux.ProbeCgroups()
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	return h

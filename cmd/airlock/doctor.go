@@ -70,7 +70,17 @@ Flags:
 			landlock = "unavailable"
 		}
 		fmt.Fprintf(stdout, "  landlock         %s\n", landlock)
+		for _, f := range h.LandlockFeatures {
+			state := "yes"
+			if !f.Enforced {
+				state = "no: " + f.Reason
+			}
+			fmt.Fprintf(stdout, "    %-20s (ABI %d) %s\n", f.Name, f.MinABI, state)
+		}
 		fmt.Fprintf(stdout, "  seccomp          %s\n", yesNo(h.Seccomp, h.SeccompReason))
+		for _, b := range h.SeccompBlocked {
+			fmt.Fprintf(stdout, "    %s\n", b)
+		}
 		fmt.Fprintf(stdout, "  cgroups          %s, %s\n", h.CgroupMode, yesNo(h.CgroupWritable, h.CgroupReason))
 		fmt.Fprintf(stdout, "profile %s (fingerprint %.12s)\n", p.Spec().Preset, p.Fingerprint())
 		fmt.Fprint(stdout, rep.String())
