@@ -104,6 +104,9 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 	rl := []linux.Rlimit{
 		{Resource: unix.RLIMIT_CORE, Value: 0},
 		{Resource: unix.RLIMIT_NOFILE, Value: nofileLimit()},
+		// A runaway writer stops at 16GiB per file (SIGXFSZ), well past
+		// any source tree or build artefact.
+		{Resource: unix.RLIMIT_FSIZE, Value: 16 << 30},
 	}
 	return &plan{home: home, config: linux.Config{
 		Argv:     append([]string(nil), cmd.Args...),

@@ -92,6 +92,10 @@ func (p *Process) spawn() error {
 	s := p.e.profile.Spec()
 	b := s.Budgets
 	cfg := p.plan.config
+	// The Report promises Landlock (and its signal and abstract-socket
+	// scopes) whenever the kernel has it; the helper applies it only when
+	// told to.
+	cfg.Landlock.Enabled = p.e.host.LandlockABI > 0
 	if p.e.host.CgroupWritable {
 		cg, err := linux.NewCgroup(p.e.host.cgroups, "airlock-"+randomID(), linux.Limits{
 			MemoryBytes: int64(b.Memory), Pids: int64(b.Pids), CPU: b.CPU,
