@@ -32,19 +32,21 @@ type Process struct {
 	timeout time.Duration
 	maxOut  int64
 
-	mu       sync.Mutex
-	started  bool
-	closed   bool
-	child    *exec.Cmd
-	cg       *linux.Cgroup
-	killedBy Status // why the supervisor killed the run, if it did
-	start    time.Time
-	execd    time.Time
-	outN     int64
-	outs     [2]*bytes.Buffer
-	copiers  sync.WaitGroup
-	pipes    []*os.File
-	done     chan struct{}
+	mu        sync.Mutex
+	started   bool
+	closed    bool
+	child     *exec.Cmd
+	cg        *linux.Cgroup
+	killedBy  Status // why the supervisor killed the run, if it did
+	start     time.Time
+	execd     time.Time
+	outN      int64
+	outs      [2]*bytes.Buffer
+	copiers   sync.WaitGroup
+	pipes     []*os.File
+	done      chan struct{}
+	runID     string
+	protected []protectedState
 }
 
 func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
@@ -92,12 +94,16 @@ func (p *Process) spawn() error {
 	s := p.e.profile.Spec()
 	b := s.Budgets
 	cfg := p.plan.config
+	p.runID = randomID()
+	if !s.ReadOnlyWorkspace {
+		p.protected = snapshotProtected(s.Workspace, s.Filesystem.Protected)
+	}
 	// The Report promises Landlock (and its signal and abstract-socket
 	// scopes) whenever the kernel has it; the helper applies it only when
 	// told to.
 	cfg.Landlock.Enabled = p.e.host.LandlockABI > 0
 	if p.e.host.CgroupWritable {
-		cg, err := linux.NewCgroup(p.e.host.cgroups, "airlock-"+randomID(), linux.Limits{
+		cg, err := linux.NewCgroup(p.e.host.cgroups, "airlock-"+p.runID, linux.Limits{
 			MemoryBytes: int64(b.Memory), Pids: int64(b.Pids), CPU: b.CPU,
 		})
 		if err != nil {
@@ -359,6 +365,8 @@ func (p *Process) Wait() (*Result, error) {
 	}
 	cleanupErr := p.cleanupLocked()
 	p.mu.Unlock()
+	// Every process of the run is gone: nothing can race the check.
+	res.Denials = append(res.Denials, checkProtected(p.e.profile.Workspace(), p.protected, p.runID)...)
 
 	if p.outs[0] != nil {
 		res.Stdout = p.outs[0].Bytes()

@@ -1,0 +1,88 @@
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlockhq/airlock/sandbox"
+)
+
+// TestProtectedPaths: agent-persistence paths cannot be written, swapped
+// or created by a run; what a run creates there is moved aside and
+// reported, and a repository the run initialises itself stays usable.
+func TestProtectedPaths(t *testing.T) {
+	ex, ws := newExecutor(t, nil)
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	config := filepath.Join(ws, ".git/config")
+	origConfig, _ := os.ReadFile(config)
+	hook := filepath.Join(ws, ".git/hooks/pre-commit")
+
+	t.Run("write hook and config", func(t *testing.T) {
+		// Positive control: the host itself can write there.
+		if err := os.WriteFile(hook+".control", []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(hook + ".control")
+		res := run(t, ex, `echo 'touch /tmp/pwned' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; git config core.fsmonitor 'touch /tmp/pwned'; echo '[core] fsmonitor = evil' >> .git/config`)
+		if _, err := os.Stat(hook); err == nil {
+			t.Errorf("hook written on the host (status %s)", res.Status)
+		}
+		if now, _ := os.ReadFile(config); string(now) != string(origConfig) {
+			t.Errorf(".git/config changed on the host:\n%s", now)
+		}
+	})
+	t.Run("swap .git", func(t *testing.T) {
+		res := run(t, ex, `mv .git .git-old && mkdir -p .git/hooks && cp -r .git-old/. .git/ 2>/dev/null; printf '#!/bin/sh\ntouch /tmp/pwned\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' > .git/config`)
+		if _, err := os.Stat(hook); err == nil {
+			t.Errorf("swapped .git left an executable hook on the host (status %s, denials %+v)", res.Status, res.Denials)
+		}
+		if now, err := os.ReadFile(config); err == nil && strings.Contains(string(now), "fsmonitor") {
+			t.Errorf("swapped .git left a config with fsmonitor on the host")
+		}
+		if len(res.Denials) == 0 {
+			t.Error("no denial reported for the swapped .git")
+		}
+		// Restore the repository for the next case.
+		os.RemoveAll(filepath.Join(ws, ".git"))
+		if err := os.Rename(filepath.Join(ws, ".git-old"), filepath.Join(ws, ".git")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("create missing", func(t *testing.T) {
+		res := run(t, ex, `mkdir -p .vscode && echo '{"tasks":[]}' > .vscode/tasks.json && echo '{"mcpServers":{}}' > .mcp.json && cat .vscode/tasks.json`)
+		if res.Status != sandbox.StatusSucceeded {
+			t.Fatalf("status %s stderr %s", res.Status, res.Stderr)
+		}
+		for _, p := range []string{".vscode", ".mcp.json"} {
+			if _, err := os.Stat(filepath.Join(ws, p)); err == nil {
+				t.Errorf("%s created by the run is still on the host", p)
+			}
+			matches, _ := filepath.Glob(filepath.Join(ws, p+".airlock-quarantine-*"))
+			if len(matches) != 1 {
+				t.Errorf("%s not moved aside: %v", p, matches)
+			}
+		}
+		if len(res.Denials) != 2 {
+			t.Errorf("denials %+v; want one per created path", res.Denials)
+		}
+	})
+	t.Run("git init in a fresh workspace", func(t *testing.T) {
+		ex2, ws2 := newExecutor(t, nil)
+		res, err := ex2.Run(context.Background(), sandbox.Cmd{Args: []string{"sh", "-c", "git init -q . && git -c user.name=a -c user.email=a@b.c commit -q --allow-empty -m one"}})
+		if err != nil || res.Status != sandbox.StatusSucceeded {
+			t.Fatalf("%v %+v", err, res)
+		}
+		if len(res.Denials) != 0 {
+			t.Errorf("a plain git init was reported: %+v", res.Denials)
+		}
+		if out, err := exec.Command("git", "-C", ws2, "log", "--oneline").CombinedOutput(); err != nil || !strings.Contains(string(out), "one") {
+			t.Errorf("repository made in the run is not usable: %v %s", err, out)
+		}
+	})
+}
