@@ -1,12 +1,380 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/airlockhq/airlock/gate"
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/rules"
+	"github.com/airlockhq/airlock/tool"
 )
 
-// runPolicy is a placeholder until the gate lands.
+const policyUsage = `Usage: airlock policy COMMAND [FLAGS]
+
+Commands:
+  explain   decide one tool call and say why (nothing runs, no one is asked)
+  test      run the inline examples ([[rule.example]]) of a rule file
+  list      show the effective rules of every layer and flag those that never fire
+
+Run 'airlock policy COMMAND --help' for the flags of one command.
+`
+
+// runPolicy is "airlock policy". Exit status: 0 done (for test: every
+// example passed), 1 a rule file is broken or an example failed, 2 usage.
 func runPolicy(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "airlock policy: not built yet")
+	if len(args) == 0 {
+		fmt.Fprint(stderr, policyUsage)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, policyUsage)
+		return 0
+	case "explain":
+		return policyExplain(args[1:], stdout, stderr)
+	case "test":
+		return policyTest(args[1:], stdout, stderr)
+	case "list":
+		return policyList(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "airlock policy: unknown command %q\n%s", args[0], policyUsage)
 	return 2
+}
+
+// sourceFlags are the flags that say where rules come from.
+type sourceFlags struct {
+	workspace, managed, user string
+	noClaude                 bool
+}
+
+func (s *sourceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.workspace, "workspace", "", "the workspace `DIR` (default: the current directory)")
+	fs.StringVar(&s.managed, "managed", "", "the managed layer's rule `FILE` (default "+rules.DefaultManagedPath+"; - for none)")
+	fs.StringVar(&s.user, "user", "", "the user layer's rule `FILE` (default ~/.config/airlock/policy.toml; - for none)")
+	fs.BoolVar(&s.noClaude, "no-claude", false, "do not read .claude/settings.json and .claude/settings.local.json")
+}
+
+func (s *sourceFlags) sources() (rules.Sources, error) {
+	ws := s.workspace
+	if ws == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return rules.Sources{}, err
+		}
+		ws = wd
+	}
+	ws, err := filepath.Abs(ws)
+	if err != nil {
+		return rules.Sources{}, err
+	}
+	return rules.Sources{Workspace: ws, Managed: s.managed, User: s.user, NoClaude: s.noClaude}, nil
+}
+
+// newFlagSet makes a FlagSet whose --help prints usage to stdout.
+func newFlagSet(name, usage string, stdout, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; it returns -1 to go on, or the exit status.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) int {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout) // asked-for help goes to stdout
+		}
+	}
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		return 2
+	}
+	return -1
+}
+
+func policyExplain(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("explain", `Usage: airlock policy explain --tool NAME --input JSON [FLAGS]
+
+Decides one tool call as the gate would, without running it or asking
+anyone, and prints the decision (allow, ask or deny), the reason, the rule
+and layer that decided it, and every requirement the call has.
+
+Flags:
+`, stdout, stderr)
+	var src sourceFlags
+	src.register(fs)
+	toolName := fs.String("tool", "", "the tool `NAME`, e.g. Bash, Read, mcp__github__create_issue")
+	input := fs.String("input", "", "the tool's `JSON` input, e.g. '{\"command\":\"git push\"}'")
+	preset := fs.String("profile", "workspace", "the profile `PRESET` whose access is step 1 (workspace, read-only, strict)")
+	autoAllow := fs.Bool("auto-allow-in-sandbox", false, "let the profile allow commands (they run in the sandbox)")
+	cwd := fs.String("cwd", "", "the `DIR` the call runs in (default: the workspace)")
+	asJSON := fs.Bool("json", false, "print the decision as JSON")
+	if code := parseFlags(fs, args, stdout); code >= 0 {
+		return code
+	}
+	if *toolName == "" || *input == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "airlock policy explain: --tool and --input are required, and nothing else")
+		return 2
+	}
+	if !json.Valid([]byte(*input)) {
+		fmt.Fprintf(stderr, "airlock policy explain: --input is not valid JSON: %s\n", *input)
+		return 2
+	}
+	sources, err := src.sources()
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock policy explain:", err)
+		return 1
+	}
+	set, err := rules.Load(sources)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock policy explain:", err)
+		return 1
+	}
+	spec, err := profile.LookupPreset(*preset)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock policy explain:", err)
+		return 2
+	}
+	spec.Workspace = sources.Workspace
+	spec.AutoAllowInSandbox = spec.AutoAllowInSandbox || *autoAllow
+	prof, err := profile.New(spec)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock policy explain:", err)
+		return 1
+	}
+	ev := &gate.Evaluator{Profile: prof, Rules: set}
+	call := tool.Call{Tool: *toolName, Input: json.RawMessage(*input), Workspace: sources.Workspace, Cwd: *cwd}
+	d, decideErr := ev.Decide(context.Background(), call)
+	if *asJSON {
+		out := struct {
+			gate.Decision
+			Error string `json:"error,omitempty"`
+		}{Decision: d}
+		if decideErr != nil {
+			out.Error = decideErr.Error()
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintln(stderr, "airlock policy explain:", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(stdout, "decision: %s\nreason:   %s\n", d.Effect, d.Reason)
+	if d.Rule != "" {
+		fmt.Fprintf(stdout, "rule:     %s (%s layer, %s)\n", d.Rule, d.Layer, d.Source)
+	} else if d.Layer != "" {
+		fmt.Fprintf(stdout, "layer:    %s\n", d.Layer)
+	}
+	if len(d.Requirements) > 0 {
+		fmt.Fprintln(stdout, "requirements:")
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		for _, st := range d.Requirements {
+			how := string(st.Effect)
+			if how == "" {
+				how = "-"
+			}
+			if st.Rule != "" {
+				how += " by " + st.Rule + " (" + st.Layer + ")"
+			} else if st.Layer != "" {
+				how += " by " + st.Layer
+			}
+			fmt.Fprintf(tw, "  %s\tprofile %s\t%s\n", strings.ReplaceAll(st.Requirement.String(), string(tool.Hole), "?"), st.Access, how)
+		}
+		tw.Flush()
+	}
+	return 0
+}
+
+func policyTest(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("test", `Usage: airlock policy test [FLAGS] FILE
+
+Runs the inline examples of the rule file FILE:
+
+  [[rule]]
+  effect = "deny"
+  match  = "Bash(git push *)"
+  [[rule.example]]
+  input  = "git push origin main"   # the tool's JSON, or its main field
+  expect = "deny"                   # allow | ask | deny
+  [[rule.example]]
+  tool   = "Bash"                   # default: the rule's tool
+  input  = '{"command": "git pull"}'
+  expect = "ask"
+
+Each example is decided by the rules of FILE alone, with every requirement
+Gated, so "ask" means no rule of the file allows it. The exit status is 1
+when an example fails.
+
+Flags:
+`, stdout, stderr)
+	workspace := fs.String("workspace", "", "the `DIR` relative paths in rules are taken against (default: the directory above FILE's .airlock/, else the current directory)")
+	if code := parseFlags(fs, args, stdout); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "airlock policy test: give exactly one rule FILE")
+		return 2
+	}
+	path := fs.Arg(0)
+	ws, err := testWorkspace(path, *workspace)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock policy test:", err)
+		return 1
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock policy test:", err)
+		return 1
+	}
+	home, _ := os.UserHomeDir()
+	var rs []*rules.Rule
+	if strings.HasSuffix(path, ".json") {
+		rs, err = rules.ParseClaudeSettings(data, path, rules.Workspace, rules.Base{Root: ws, Cwd: ws, Home: home})
+	} else {
+		rs, err = rules.ParseFile(data, path, rules.Workspace, rules.Base{Root: ws, Cwd: ws, Home: home})
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock policy test:", err)
+		return 1
+	}
+	ev := &gate.Evaluator{Rules: rules.NewSet(rs)}
+	pass, fail := 0, 0
+	for _, r := range rs {
+		for _, ex := range r.Examples {
+			call := tool.Call{Tool: ex.Tool, Input: json.RawMessage(ex.Input), Workspace: ws, Home: home}
+			d, _ := ev.Decide(context.Background(), call)
+			where := fmt.Sprintf("%s:%d", path, ex.Line)
+			if d.Effect == ex.Expect {
+				pass++
+				fmt.Fprintf(stdout, "ok    %s: %s %s → %s\n", where, ex.Tool, ex.Input, d.Effect)
+				continue
+			}
+			fail++
+			fmt.Fprintf(stdout, "FAIL  %s: %s %s → %s, want %s\n      rule %s; %s\n", where, ex.Tool, ex.Input, d.Effect, ex.Expect, r.Match, d.Reason)
+		}
+	}
+	fmt.Fprintf(stdout, "%d passed, %d failed\n", pass, fail)
+	if fail > 0 {
+		return 1
+	}
+	return 0
+}
+
+// testWorkspace is the workspace a rule file's relative paths refer to.
+func testWorkspace(path, flagValue string) (string, error) {
+	if flagValue != "" {
+		return filepath.Abs(flagValue)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if dir := filepath.Dir(abs); filepath.Base(dir) == ".airlock" || filepath.Base(dir) == ".claude" {
+		return filepath.Dir(dir), nil
+	}
+	return os.Getwd()
+}
+
+func policyList(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("list", `Usage: airlock policy list [FLAGS]
+
+Lists the effective rules of every layer (managed, user, workspace, local,
+and Claude Code's settings), strongest layer first, and flags the rules
+that can never fire: expired, shadowed by a deny (or an allow by an ask),
+or unmatchable.
+
+Flags:
+`, stdout, stderr)
+	var src sourceFlags
+	src.register(fs)
+	asJSON := fs.Bool("json", false, "print the rules as JSON")
+	if code := parseFlags(fs, args, stdout); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "airlock policy list: takes no arguments")
+		return 2
+	}
+	sources, err := src.sources()
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock policy list:", err)
+		return 1
+	}
+	set, err := rules.Load(sources)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock policy list:", err)
+		return 1
+	}
+	problems := map[*rules.Rule]rules.Finding{}
+	for _, f := range set.Findings(time.Now()) {
+		problems[f.Rule] = f
+	}
+	type listed struct {
+		*rules.Rule
+		Problem string `json:"problem,omitempty"`
+		Detail  string `json:"detail,omitempty"`
+	}
+	var out []listed
+	for _, r := range set.Rules() {
+		l := listed{Rule: r}
+		if f, ok := problems[r]; ok {
+			l.Problem, l.Detail = f.Problem, f.Detail
+		}
+		out = append(out, l)
+	}
+	if *asJSON {
+		if out == nil {
+			out = []listed{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			return 1
+		}
+		return 0
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(stdout, "no rules; files read (missing ones are skipped):")
+		for _, f := range sources.Files() {
+			fmt.Fprintf(stdout, "  %-9s %s\n", f.Layer, f.Path)
+		}
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LAYER\tEFFECT\tRULE\tSOURCE\tNOTE")
+	for _, l := range out {
+		note := ""
+		if !l.Expires.IsZero() {
+			note = "expires " + l.Expires.Format(time.RFC3339)
+		}
+		if l.Problem != "" {
+			note = "NEVER FIRES (" + l.Problem + "): " + l.Detail
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Layer, l.Effect, l.Match, l.Where(), note)
+	}
+	tw.Flush()
+	return 0
 }

@@ -1,0 +1,96 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/airlockhq/airlock/rules"
+	"github.com/airlockhq/airlock/tool"
+)
+
+// benchRules builds n rules spread evenly over the four layers: exact and
+// prefix Bash rules over many command names, path rules over many
+// directories, network and MCP rules, with a deny and an ask for every
+// tenth name. Among them are the allow rules the benchmark command needs.
+func benchRules(b *testing.B, n int) *rules.Set {
+	b.Helper()
+	base := rules.Base{Root: "/ws", Cwd: "/ws", Home: "/home/u"}
+	layers := rules.Layers()
+	var rs []*rules.Rule
+	add := func(effect rules.Effect, match string) {
+		r, err := rules.NewRule(effect, match, layers[len(rs)%len(layers)], base)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	add(rules.Allow, "Bash(cd:*)")
+	add(rules.Allow, "Bash(git log:*)")
+	add(rules.Allow, "Bash(head *)")
+	add(rules.Deny, "Bash(git push --force *)")
+	add(rules.Ask, "Bash(git push:*)")
+	add(rules.Deny, "Read(./.env)")
+	for i := 0; len(rs) < n; i++ {
+		name := fmt.Sprintf("tool%d", i)
+		switch i % 10 {
+		case 0, 1, 2:
+			add(rules.Allow, fmt.Sprintf("Bash(%s build --target %d)", name, i))
+		case 3, 4:
+			add(rules.Allow, fmt.Sprintf("Bash(%s run:*)", name))
+		case 5:
+			add(rules.Deny, fmt.Sprintf("Bash(%s rm -rf *)", name))
+		case 6:
+			add(rules.Ask, fmt.Sprintf("Bash(git %s *)", name))
+		case 7:
+			add(rules.Allow, fmt.Sprintf("Read(./pkg%d/**)", i))
+		case 8:
+			add(rules.Deny, fmt.Sprintf("Edit(//srv/data%d/**)", i))
+		case 9:
+			if i%20 == 9 {
+				add(rules.Allow, fmt.Sprintf("Net(api%d.example.com:443)", i))
+			} else {
+				add(rules.Allow, fmt.Sprintf("mcp__server%d__tool", i))
+			}
+		}
+	}
+	return rules.NewSet(rs)
+}
+
+// BenchmarkDecide3SegmentBash10kRules measures one decision, parsing
+// included, for a three-command Bash input against 10,000 rules spread
+// over the four layers. It reports the median and the 99th percentile of
+// single decisions.
+func BenchmarkDecide3SegmentBash10kRules(b *testing.B) {
+	set := benchRules(b, 10000)
+	if set.Len() != 10000 {
+		b.Fatalf("%d rules", set.Len())
+	}
+	e := &Evaluator{Profile: WorkspaceAccess{Workspace: "/ws"}, Rules: set}
+	call := bashCall("/ws", "cd sub && git log --oneline -n 20 | head -5")
+	ctx := context.Background()
+	if d, err := e.Decide(ctx, call); err != nil || d.Effect != rules.Allow || len(d.Requirements) != 3 {
+		b.Fatalf("%+v %v", d, err)
+	}
+	durations := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		e.Decide(ctx, call)
+		durations = append(durations, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
+	b.ReportMetric(float64(durations[len(durations)/2].Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(durations[len(durations)*99/100].Nanoseconds())/1e3, "p99-µs")
+}
+
+// BenchmarkBashRequirements is the parsing part alone.
+func BenchmarkBashRequirements(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		tool.BashRequirements("cd sub && git log --oneline -n 20 | head -5", "/ws", "/home/u")
+	}
+}

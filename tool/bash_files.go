@@ -1,0 +1,178 @@
+package tool
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// fileCommand describes how a common command uses its operands.
+type fileCommand struct {
+	// argOpts are the short options whose argument is the next word.
+	argOpts string
+	// script: the first operand is a pattern or program (grep, sed, awk)
+	// unless one of scriptOpts gave it.
+	script     bool
+	scriptOpts string
+	// writes: every operand is written (tee); lastWrites: the last operand
+	// is written and the others read (cp); inPlace: the operands are
+	// written when one of these options is present (sed -i).
+	writes, lastWrites bool
+	inPlace            string
+}
+
+// fileCommands are the commands whose operands name files they read or
+// write. Their reads are requirements so that a Read deny rule also stops
+// "cat" of the same file.
+var fileCommands = map[string]fileCommand{
+	"cat": {argOpts: ""}, "tac": {}, "nl": {}, "less": {}, "more": {},
+	"head": {argOpts: "nc"}, "tail": {argOpts: "ncs"},
+	"grep":  {argOpts: "efmABCdD", script: true, scriptOpts: "ef"},
+	"egrep": {argOpts: "efmABCdD", script: true, scriptOpts: "ef"},
+	"fgrep": {argOpts: "efmABCdD", script: true, scriptOpts: "ef"},
+	"sed":   {argOpts: "efl", script: true, scriptOpts: "ef", inPlace: "i"},
+	"awk":   {argOpts: "fvF", script: true, scriptOpts: "f"},
+	"sort":  {argOpts: "ktoST"}, "uniq": {argOpts: "fsw"}, "wc": {},
+	"cut": {argOpts: "dfbc"}, "diff": {argOpts: "UCFIlLSx"}, "cmp": {argOpts: "inI"},
+	"cp": {argOpts: "St", lastWrites: true}, "base64": {argOpts: "w"},
+	"xxd": {argOpts: "sclgo"}, "od": {argOpts: "jNtAw"}, "hexdump": {argOpts: "nsefC"},
+	"strings": {argOpts: "nte"}, "file": {argOpts: "mfF"}, "stat": {argOpts: "c"},
+	"md5sum": {}, "sha1sum": {}, "sha256sum": {}, "sha512sum": {},
+	"tee": {writes: true},
+}
+
+// fileOperands adds the reads and writes of a file command's operands.
+func (w *bashWalker) fileOperands(name string, args []shWord, in dirSet) {
+	fc, ok := fileCommands[name]
+	if !ok {
+		return
+	}
+	var operands []shWord
+	scriptGiven, inPlace, endOpts := false, false, false
+	for i := 0; i < len(args); i++ {
+		a, lit := args[i].literal()
+		if endOpts || !lit || len(a) < 2 || a[0] != '-' {
+			operands = append(operands, args[i])
+			continue
+		}
+		if a == "--" {
+			endOpts = true
+			continue
+		}
+		if strings.HasPrefix(a, "--") {
+			if fc.inPlace != "" && strings.HasPrefix(a, "--in-place") {
+				inPlace = true
+			}
+			if fc.script && (strings.HasPrefix(a, "--regexp") || strings.HasPrefix(a, "--expression") || strings.HasPrefix(a, "--file")) {
+				scriptGiven = true
+			}
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			c := a[j]
+			if fc.inPlace != "" && strings.IndexByte(fc.inPlace, c) >= 0 {
+				inPlace = true
+				break // GNU sed's -i takes an optional suffix in the same word
+			}
+			if strings.IndexByte(fc.scriptOpts, c) >= 0 {
+				scriptGiven = true
+			}
+			if strings.IndexByte(fc.argOpts, c) >= 0 {
+				if j == len(a)-1 {
+					i++ // the argument is the next word
+				}
+				break
+			}
+		}
+	}
+	if fc.script && !scriptGiven && len(operands) > 0 {
+		operands = operands[1:]
+	}
+	for i, op := range operands {
+		switch {
+		case fc.writes:
+			w.pathRequirements(KindFilesystemWrite, op, in, name)
+		case fc.lastWrites && i == len(operands)-1 && len(operands) > 1:
+			w.pathRequirements(KindFilesystemWrite, op, in, name)
+		default:
+			w.pathRequirements(KindFilesystemRead, op, in, name)
+			if inPlace {
+				w.pathRequirements(KindFilesystemWrite, op, in, name)
+			}
+		}
+	}
+}
+
+// pseudoFiles are paths a shell writes or reads that are not files of the
+// machine's state: writing them changes nothing a rule is about.
+var pseudoFiles = map[string]bool{
+	"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/stdin": true,
+	"/dev/tty": true, "/dev/zero": true, "-": true,
+}
+
+// pathRequirements adds a kind requirement for the path a word names, once
+// for every directory the command may run in. A path with an expansion, a
+// relative path in an unknown directory, and a written glob are
+// Unresolved; a read glob keeps its pattern, with the glob as a Hole.
+func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via string) {
+	text := word.text()
+	if text == "" || pseudoFiles[text] || strings.HasPrefix(text, "/dev/fd/") || strings.HasPrefix(text, "/proc/self/fd/") {
+		return
+	}
+	if len(word.pieces) == 1 && word.pieces[0].expansion &&
+		(strings.HasPrefix(text, "<(") || strings.HasPrefix(text, ">(")) {
+		return // a process substitution: a pipe, walked as its own commands
+	}
+	expansion, glob := word.hasExpansion(), word.hasGlob()
+	shape := word.shape(true)
+	unresolved := expansion || glob && kind != KindFilesystemRead
+	add := func(target, shape string, unresolved bool) {
+		r := Requirement{Kind: kind, Target: target, Via: via, Unresolved: unresolved}
+		if strings.ContainsRune(shape, Hole) {
+			r.Shape = shape
+		}
+		w.add(r)
+	}
+	if expansion && hasDotDot(shape) {
+		// "$X/../../etc/passwd": after an expansion, ".." can lead anywhere.
+		shape = string(Hole)
+	}
+	leadingExpansion := len(word.pieces) > 0 && word.pieces[0].expansion
+	if filepath.IsAbs(shape) || leadingExpansion {
+		if !expansion && !glob {
+			add(Canonical(text), "", false)
+		} else {
+			add(text, cleanShape(shape, expansion), unresolved)
+		}
+		return
+	}
+	if in.unknown {
+		add(filepath.Join("$PWD", text), string(Hole)+"/"+shape, true)
+		return
+	}
+	for _, d := range in.list {
+		if !expansion && !glob {
+			add(Canonical(filepath.Join(d, text)), "", false)
+			continue
+		}
+		add(filepath.Join(d, text), cleanShape(d+"/"+shape, expansion), unresolved)
+	}
+}
+
+// cleanShape cleans a shape lexically when its holes are globs, which
+// stay inside one path element; an expansion can hold slashes, so then
+// the shape is left as written.
+func cleanShape(shape string, expansion bool) string {
+	if expansion {
+		return shape
+	}
+	return filepath.Clean(shape)
+}
+
+func hasDotDot(p string) bool {
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return true
+		}
+	}
+	return false
+}

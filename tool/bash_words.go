@@ -1,0 +1,226 @@
+package tool
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// piece is one part of a shell word after quote removal.
+type piece struct {
+	// text is the literal value, or for an expansion its source text.
+	text string
+	// expansion marks a part only known at run time ($x, $(...), ...).
+	expansion bool
+	// quoted marks literal text that came from quotes or from "~": glob
+	// characters in it are literal.
+	quoted bool
+}
+
+// shWord is a rendered shell word.
+type shWord struct{ pieces []piece }
+
+// text is the word as shown: literal text after quote removal, expansions
+// as their source text.
+func (sw shWord) text() string {
+	if len(sw.pieces) == 1 {
+		return sw.pieces[0].text
+	}
+	var b strings.Builder
+	for _, p := range sw.pieces {
+		b.WriteString(p.text)
+	}
+	return b.String()
+}
+
+// shape is the word with every expansion as a Hole. With globs set, the
+// unquoted glob and brace characters are Holes too.
+func (sw shWord) shape(globs bool) string {
+	var b strings.Builder
+	for _, p := range sw.pieces {
+		switch {
+		case p.expansion:
+			b.WriteRune(Hole)
+		case globs && !p.quoted:
+			for _, c := range p.text {
+				if strings.ContainsRune("*?[{", c) {
+					b.WriteRune(Hole)
+				} else {
+					b.WriteRune(c)
+				}
+			}
+		default:
+			b.WriteString(p.text)
+		}
+	}
+	return b.String()
+}
+
+func (sw shWord) hasExpansion() bool {
+	for _, p := range sw.pieces {
+		if p.expansion {
+			return true
+		}
+	}
+	return false
+}
+
+func (sw shWord) hasGlob() bool {
+	for _, p := range sw.pieces {
+		if !p.expansion && !p.quoted && strings.ContainsAny(p.text, "*?[{") {
+			return true
+		}
+	}
+	return false
+}
+
+// literal returns the word's text when it has no expansion.
+func (sw shWord) literal() (string, bool) {
+	if sw.hasExpansion() {
+		return "", false
+	}
+	return sw.text(), true
+}
+
+func (w *bashWalker) renderWords(words []*syntax.Word) []shWord {
+	out := make([]shWord, len(words))
+	for i, word := range words {
+		out[i] = w.render(word)
+	}
+	return out
+}
+
+// render removes quotes from a word and expands a leading "~" or "~/".
+func (w *bashWalker) render(word *syntax.Word) shWord {
+	var sw shWord
+	for i, part := range word.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			v := unescapeUnquoted(p.Value)
+			if i == 0 && strings.HasPrefix(v, "~") {
+				head, rest, slash := strings.Cut(v, "/")
+				if head != "~" {
+					// ~user, ~+, ~-: only known at run time.
+					sw.pieces = append(sw.pieces, piece{text: head, expansion: true})
+				} else {
+					sw.pieces = append(sw.pieces, piece{text: w.home, quoted: true})
+				}
+				if slash {
+					sw.pieces = append(sw.pieces, piece{text: "/" + rest})
+				}
+				continue
+			}
+			sw.pieces = append(sw.pieces, piece{text: v})
+		case *syntax.SglQuoted:
+			if p.Dollar { // $'...' has escapes; treat its value as unknown
+				sw.pieces = append(sw.pieces, piece{text: w.source(p), expansion: true})
+				continue
+			}
+			sw.pieces = append(sw.pieces, piece{text: scrub(p.Value), quoted: true})
+		case *syntax.DblQuoted:
+			for _, inner := range p.Parts {
+				if lit, ok := inner.(*syntax.Lit); ok {
+					sw.pieces = append(sw.pieces, piece{text: unescapeDouble(lit.Value), quoted: true})
+				} else {
+					sw.pieces = append(sw.pieces, piece{text: w.source(inner), expansion: true})
+				}
+			}
+			if len(p.Parts) == 0 {
+				sw.pieces = append(sw.pieces, piece{quoted: true})
+			}
+		default: // parameter, command, arithmetic, process expansion, extglob
+			sw.pieces = append(sw.pieces, piece{text: w.source(part), expansion: true})
+		}
+	}
+	return sw
+}
+
+// renderAssigns renders "NAME=value" prefixes and declaration arguments.
+func (w *bashWalker) renderAssigns(assigns []*syntax.Assign) []shWord {
+	var out []shWord
+	for _, a := range assigns {
+		var sw shWord
+		switch {
+		case a.Naked && a.Name != nil:
+			sw.pieces = []piece{{text: a.Name.Value}}
+		case a.Naked && a.Value != nil:
+			sw = w.render(a.Value)
+		default:
+			op := "="
+			if a.Append {
+				op = "+="
+			}
+			name := ""
+			if a.Name != nil {
+				name = a.Name.Value
+			}
+			sw.pieces = []piece{{text: name + op, quoted: true}}
+			switch {
+			case a.Value != nil:
+				sw.pieces = append(sw.pieces, w.render(a.Value).pieces...)
+			case a.Array != nil:
+				sw.pieces = append(sw.pieces, piece{text: w.source(a.Array), expansion: true})
+			}
+		}
+		out = append(out, sw)
+	}
+	return out
+}
+
+// source returns the text of node in the script being walked.
+func (w *bashWalker) source(n syntax.Node) string {
+	start, end := int(n.Pos().Offset()), int(n.End().Offset())
+	if start < 0 || end > len(w.src) || start > end {
+		return "?"
+	}
+	return scrub(w.src[start:end])
+}
+
+// scrub replaces any Hole in input text so that only the preparer can put
+// one in a Shape.
+func scrub(s string) string {
+	if !strings.ContainsRune(s, Hole) {
+		return s
+	}
+	return strings.ReplaceAll(s, string(Hole), "\uFFFD")
+}
+
+// unescapeUnquoted removes the backslashes of unquoted text: "\x" is "x"
+// and a backslash-newline disappears.
+func unescapeUnquoted(s string) string {
+	s = scrub(s)
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeDouble removes the backslashes that are special inside double
+// quotes: before $, `, ", \ and newline.
+func unescapeDouble(s string) string {
+	s = scrub(s)
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,25 @@
+// Package tool turns an agent's tool call into the typed requirements the
+// gate decides on.
+//
+// A [Call] names a tool (Claude Code's vocabulary: Bash, Read, Write, Edit,
+// MultiEdit, NotebookEdit, Glob, Grep, WebFetch, WebSearch, mcp__server__tool)
+// and carries its JSON input. A preparer derives a list of [Requirement]s
+// from it: command.execute for every simple command a Bash input would run
+// (split by a real shell parser, mvdan.cc/sh/v3, across &&, ||, ;, pipes,
+// subshells, command and process substitution, function bodies and the
+// commands that wrappers such as sudo, env, xargs, find -exec and bash -c
+// run), filesystem.read and filesystem.write for the files a call touches
+// (including shell redirections, tee and the operands of common
+// file-reading commands), network.connect for a URL's host:port, and
+// tool.invoke for MCP tools and other named tools.
+//
+// Requirements are conservative where the input is not fully known: a word
+// with a shell expansion is kept in [Requirement.Shape] as a [Hole], a path
+// relative to a directory the parser cannot know is marked Unresolved, and
+// input the parser rejects becomes one Unparsed requirement. None of those
+// can be allowed by a rule's literal text.
+//
+// What this package does not do: decide anything (package gate), know any
+// rule syntax (package rules) or enforce anything (package sandbox). Unknown
+// tools are an error ([ErrUnknownTool]), which the gate turns into a denial.
+package tool

