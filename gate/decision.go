@@ -50,7 +50,7 @@ type Decision struct {
 	Approval string `json:"approval,omitempty"`
 	// Grants holds one single-use token per Gated requirement that was
 	// allowed, for the executor to redeem. Tokens are never encoded.
-	Grants []grant.Token `json:"-"`
+	Grants []grant.Claim `json:"-"`
 }
 
 // Step is one requirement and how it was decided.

@@ -358,7 +358,7 @@ func (e *Evaluator) withGrants(call tool.Call, d Decision, access []profile.Acce
 			return Decision{Effect: rules.Deny, Layer: LayerTool, Requirements: d.Requirements,
 				Reason: "allowed, but no grant could be issued: " + err.Error()}, fmt.Errorf("gate: %w", err)
 		}
-		d.Grants = append(d.Grants, tok)
+		d.Grants = append(d.Grants, grant.Claim{Kind: st.Kind, Target: st.Target, Token: tok})
 	}
 	return d, nil
 }

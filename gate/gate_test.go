@@ -170,15 +170,15 @@ func TestGrantsBoundToTheCall(t *testing.T) {
 	}
 	want := grant.Binding{ExecutionID: "exec-1", Command: "git status && cat README", Dir: "/ws",
 		Profile: prof.Fingerprint(), Kind: tool.KindCommandExecute, Target: "git status"}
-	if _, err := issuer.Redeem(d.Grants[0], want); err != nil {
+	if _, err := issuer.Redeem(d.Grants[0].Token, want); err != nil {
 		t.Fatalf("redeem: %v", err)
 	}
-	if _, err := issuer.Redeem(d.Grants[0], want); !errors.Is(err, grant.ErrReplayed) {
+	if _, err := issuer.Redeem(d.Grants[0].Token, want); !errors.Is(err, grant.ErrReplayed) {
 		t.Errorf("second redeem: %v", err)
 	}
 	other := want
 	other.Target, other.Command = "cat README", "rm -rf /"
-	if _, err := issuer.Redeem(d.Grants[1], other); err == nil {
+	if _, err := issuer.Redeem(d.Grants[1].Token, other); err == nil {
 		t.Error("a grant redeemed for another command")
 	}
 	b, _ := json.Marshal(d)

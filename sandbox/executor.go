@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlockhq/airlock/grant"
 	"github.com/airlockhq/airlock/profile"
 )
 
@@ -54,14 +55,30 @@ func (e *SetupError) Unwrap() []error { return []error{ErrSetup, e.Err} }
 // for concurrent use.
 type Executor struct {
 	profile *profile.Profile
+	opts    Options
 	host    HostInfo
 	report  Report
+}
+
+// Options configure an Executor. The zero value runs any command the
+// caller prepares.
+type Options struct {
+	// Grants, when set, makes the Executor refuse every run that does not
+	// present valid single-use grants from the gate (Cmd.Grants) for its
+	// exact command, directory, execution id and profile — or that the
+	// profile alone does not allow.
+	Grants *grant.Issuer
 }
 
 // New checks that this host gives every guarantee p requires and returns
 // an Executor for it. Nothing runs. The error wraps ErrUnavailable and is
 // an *UnavailableError when a required guarantee is missing.
 func New(p *profile.Profile) (*Executor, error) {
+	return NewWithOptions(p, Options{})
+}
+
+// NewWithOptions is New with Options.
+func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	if p == nil {
 		return nil, errors.New("sandbox: nil profile")
 	}
@@ -85,7 +102,7 @@ func New(p *profile.Profile) (*Executor, error) {
 	if len(missing) > 0 {
 		return nil, &UnavailableError{Missing: missing}
 	}
-	return &Executor{profile: p, host: h, report: r}, nil
+	return &Executor{profile: p, opts: opts, host: h, report: r}, nil
 }
 
 func containsGuarantee(list []GuaranteeStatus, g profile.Guarantee) bool {
@@ -127,6 +144,9 @@ type Cmd struct {
 	Timeout time.Duration
 	// ExecutionID ties the run to the gate's decision in the audit log.
 	ExecutionID string
+	// Grants are the gate's single-use tokens for this run; an Executor
+	// with Options.Grants redeems them in Prepare.
+	Grants []grant.Claim
 }
 
 // Prepare checks cmd against the profile and compiles everything the run

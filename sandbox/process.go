@@ -54,6 +54,11 @@ func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.opts.Grants != nil {
+		if err := redeemGrants(e.profile, e.opts.Grants, cmd, pl.config.Dir); err != nil {
+			return nil, err
+		}
+	}
 	b := e.profile.Spec().Budgets
 	timeout := time.Duration(b.WallTime)
 	if cmd.Timeout > 0 && (timeout == 0 || cmd.Timeout < timeout) {
