@@ -48,7 +48,13 @@ func maskedPaths(p *profile.Profile) ([]string, error) {
 	nlink := map[inode]uint64{}
 	err := filepath.WalkDir(ws, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil // unreadable parts cannot be read inside either
+			if path == ws {
+				return err
+			}
+			// A part the scan cannot read may hide a hard link, and the
+			// command may own it and chmod it open: hide all of it.
+			add(path)
+			return nil
 		}
 		for _, g := range deep {
 			if profile.MatchGlob(g, path) {
@@ -62,6 +68,9 @@ func maskedPaths(p *profile.Profile) ([]string, error) {
 		if d.Type().IsRegular() {
 			fi, err := d.Info()
 			if err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					add(path) // unreadable metadata: same reason as above
+				}
 				return nil
 			}
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
