@@ -26,7 +26,11 @@ var secretSystemFiles = []string{
 // inside a writable workspace: a command that could write them could make
 // a later, unsandboxed program (git, an editor, the agent) run its code.
 var protectedInWorkspace = []string{
-	".git/hooks", ".git/config", ".airlock", ".claude", ".mcp.json",
+	".git/hooks", ".git/config", ".git/commondir",
+	// Submodules keep their own hooks and config inside .git/modules.
+	".git/modules/*/hooks", ".git/modules/*/config", ".git/modules/*/commondir",
+	".git/modules/*/modules/*/hooks", ".git/modules/*/modules/*/config",
+	".airlock", ".claude", ".mcp.json",
 	".vscode", ".idea", ".bashrc", ".bash_profile", ".bash_login",
 	".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
 	".zlogin", ".envrc",

@@ -125,10 +125,22 @@ func New(s Spec) (*Profile, error) {
 		s.Network.Mode = NetworkModeNone
 	}
 	switch s.Network.Mode {
-	case NetworkModeNone, NetworkModeAll:
+	case NetworkModeNone:
 		if len(s.Network.Allow) > 0 {
 			return nil, &FieldError{Field: "network.allow", Value: strings.Join(s.Network.Allow, ","),
 				Fix: "an allowlist needs network.mode = \"allow\""}
+		}
+	case NetworkModeAll:
+		// With everything public allowed, entries can only name the
+		// private or metadata addresses that stay reachable.
+		for _, h := range s.Network.Allow {
+			if err := checkHostPort(h); err != nil {
+				return nil, &FieldError{Field: "network.allow", Value: h, Fix: err.Error()}
+			}
+			if !isAddrEntry(h) {
+				return nil, &FieldError{Field: "network.allow", Value: h,
+					Fix: "with network.mode = \"all\", list only IP literals (the private or metadata addresses to keep reachable); names need mode \"allow\""}
+			}
 		}
 	case NetworkModeAllow:
 		if len(s.Network.Allow) == 0 {
@@ -261,6 +273,16 @@ func checkHostPort(h string) error {
 		return errors.New("write a host name, *.suffix or an IP literal, with an optional :port")
 	}
 	return nil
+}
+
+// isAddrEntry reports whether an allowlist entry is an IP literal, with
+// or without a port.
+func isAddrEntry(h string) bool {
+	if _, err := netip.ParseAddrPort(h); err == nil {
+		return true
+	}
+	_, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
+	return err == nil
 }
 
 func sortedUnique(in []string) []string {

@@ -60,6 +60,7 @@ func TestNewValidation(t *testing.T) {
 		{"bad net mode", func(s *Spec) { s.Network.Mode = "some" }, "network.mode", "none, all or allow"},
 		{"allow without mode", func(s *Spec) { s.Network.Allow = []string{"x.com"} }, "network.allow", "mode"},
 		{"bad port", func(s *Spec) { s.Network = NetworkSpec{Mode: "allow", Allow: []string{"x.com:http"}} }, "network.allow", "port"},
+		{"name with mode all", func(s *Spec) { s.Network = NetworkSpec{Mode: "all", Allow: []string{"x.com"}} }, "network.allow", "IP literals"},
 		{"tiny memory", func(s *Spec) { s.Budgets.Memory = 1024 }, "budgets.memory", "4MiB"},
 		{"negative pids", func(s *Spec) { s.Budgets.Pids = -1 }, "budgets.pids", "positive"},
 		{"unknown guarantee", func(s *Spec) { s.Require = []string{"magic"} }, "require", "known:"},

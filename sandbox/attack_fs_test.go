@@ -189,7 +189,6 @@ func TestAttackWriteOutsideWorkspace(t *testing.T) {
 func TestAttackWriteGitPersistence(t *testing.T) {
 	sandboxtest.PlantSecrets(t)
 	const hook = `printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`
-	const gitGap = "the protected list names .git/hooks and .git/config only, and git takes hooks and config from other files under .git that the sandbox may write"
 	for _, tc := range []struct {
 		name, script string
 		evidence     []string // workspace-relative files that must not change
@@ -208,16 +207,14 @@ func TestAttackWriteGitPersistence(t *testing.T) {
 			evidence: []string{".envrc", ".vscode/tasks.json", ".claude/settings.json", ".mcp.json"}},
 		{
 			name:     "git-dir/commondir",
-			script:   `mkdir .evil && cp -r .git/. .evil/ && printf '#!/bin/sh\necho pwned\n' > .evil/hooks/pre-commit && chmod +x .evil/hooks/pre-commit && echo ../.evil > .git/commondir`,
+			script:   `rm -rf .evil && mkdir .evil && cp -r .git/. .evil/ && printf '#!/bin/sh\necho pwned\n' > .evil/hooks/pre-commit && chmod +x .evil/hooks/pre-commit && echo ../.evil > .git/commondir`,
 			evidence: []string{".git/commondir"},
-			knownGap: gitGap + ": .git/commondir makes the host's git read hooks and config from a directory the sandbox wrote",
 		},
 		{
 			name:     "git-dir/submodule-hooks",
 			setup:    addSubmodule,
 			script:   `printf '#!/bin/sh\necho pwned\n' > .git/modules/sub/hooks/pre-commit && chmod +x .git/modules/sub/hooks/pre-commit && git -C sub config core.hooksPath /tmp/evil`,
 			evidence: []string{".git/modules/sub/hooks/pre-commit", ".git/modules/sub/config"},
-			knownGap: gitGap + ": a submodule's hooks and config live in .git/modules/NAME/, which is writable",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 
+	"github.com/airlockhq/airlock/egress"
 	"github.com/airlockhq/airlock/grant"
 	"github.com/airlockhq/airlock/profile"
 )
@@ -58,6 +60,7 @@ type Executor struct {
 	opts    Options
 	host    HostInfo
 	report  Report
+	policy  *egress.Policy // nil: no egress gateway (network none, or all without TUN)
 }
 
 // Options configure an Executor. The zero value runs any command the
@@ -68,6 +71,13 @@ type Options struct {
 	// exact command, directory, execution id and profile — or that the
 	// profile alone does not allow.
 	Grants *grant.Issuer
+	// Resolver resolves, in the supervisor, the names a network
+	// allowlist lets the sandbox look up. Nil means the host's resolver
+	// (net.DefaultResolver).
+	Resolver *net.Resolver
+	// Dialer opens the supervisor's side of the connections the egress
+	// layer allows. Nil means a net.Dialer with egress.DefaultDialTimeout.
+	Dialer *net.Dialer
 }
 
 // New checks that this host gives every guarantee p requires and returns
@@ -102,7 +112,14 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	if len(missing) > 0 {
 		return nil, &UnavailableError{Missing: missing}
 	}
-	return &Executor{profile: p, opts: opts, host: h, report: r}, nil
+	var pol *egress.Policy
+	if usesGateway(p.Spec().Network, h) {
+		var err error
+		if pol, err = egress.Compile(p.Spec().Network); err != nil {
+			return nil, err
+		}
+	}
+	return &Executor{profile: p, opts: opts, host: h, report: r, policy: pol}, nil
 }
 
 func containsGuarantee(list []GuaranteeStatus, g profile.Guarantee) bool {

@@ -34,6 +34,11 @@ type HostInfo struct {
 	CgroupMode     string   `json:"cgroup_mode"`
 	CgroupWritable bool     `json:"cgroup_writable"`
 	CgroupReason   string   `json:"cgroup_reason,omitempty"`
+	// Tun: /dev/net/tun opens, so the egress layer can give a sandbox a
+	// TAP device (network allowlists, and private-range blocking for
+	// network "all").
+	Tun       bool   `json:"tun"`
+	TunReason string `json:"tun_reason,omitempty"`
 
 	cgroups linux.CgroupLayout
 }
@@ -66,8 +71,24 @@ func ProbeHost() HostInfo {
 		h.SeccompBlocked = seccomp.Blocked()
 	}
 	h.cgroups = linux.ProbeCgroups()
+	h.Tun, h.TunReason = probeTun()
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	return h
+}
+
+// probeTun opens /dev/net/tun without creating anything: the helper
+// creates its device inside the sandbox's own network namespace, where
+// it holds CAP_NET_ADMIN.
+func probeTun() (bool, string) {
+	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	switch {
+	case err == unix.EACCES || err == unix.EPERM:
+		return false, "cannot open /dev/net/tun: permission denied (most distributions make it mode 0666: chmod 0666 /dev/net/tun)"
+	case err != nil:
+		return false, "cannot open /dev/net/tun (" + err.Error() + "); load the tun module (modprobe tun) or, in a container, pass the device in"
+	}
+	unix.Close(fd)
+	return true, ""
 }
 
 func probeUserNS(uid int) (bool, string) {
@@ -132,8 +153,10 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	default:
 		add(profile.ProcessIsolation, Enforced, "pid namespace", "")
 	}
+	gateway := ns && usesGateway(s.Network, h)
+	ownNetNS := s.Network.Mode == profile.NetworkModeNone || gateway
 	ipcMech := "ipc namespace"
-	if s.Network.Mode == profile.NetworkModeNone {
+	if ownNetNS {
 		ipcMech += " + network namespace (abstract sockets)"
 	}
 	switch {
@@ -141,7 +164,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 		add(profile.IPCIsolation, Unavailable, "", nsWhy)
 	case h.LandlockABI >= 6:
 		add(profile.IPCIsolation, Enforced, ipcMech+" + landlock abstract-socket scope", "")
-	case s.Network.Mode == profile.NetworkModeNone:
+	case ownNetNS:
 		add(profile.IPCIsolation, Enforced, ipcMech, "")
 	default:
 		add(profile.IPCIsolation, Degraded, ipcMech, "host abstract unix sockets reachable: the network is shared and Landlock ABI < 6")
@@ -161,11 +184,27 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	case profile.NetworkModeAll:
 		add(profile.NetworkNone, NotApplied, "", "profile allows all networking")
 		add(profile.NetworkFiltered, NotApplied, "", "profile allows all networking")
-		add(profile.PrivateRangeBlock, Unavailable, "", "--net all shares the host network; the egress layer that blocks private and metadata addresses is not in this build")
+		switch {
+		case gateway:
+			add(profile.PrivateRangeBlock, Enforced, egressMechanism+"; every public address allowed", "")
+		case !ns:
+			add(profile.PrivateRangeBlock, Unavailable, "", nsWhy)
+		default:
+			add(profile.PrivateRangeBlock, Unavailable, "", "--net all shares the host network: "+h.TunReason)
+		}
 	default:
 		add(profile.NetworkNone, NotApplied, "", "profile allows listed hosts")
-		add(profile.NetworkFiltered, Unavailable, "", "host:port allowlists need the egress layer, which is not in this build")
-		add(profile.PrivateRangeBlock, Unavailable, "", "needs the egress layer, which is not in this build")
+		switch {
+		case !ns:
+			add(profile.NetworkFiltered, Unavailable, "", nsWhy)
+			add(profile.PrivateRangeBlock, Unavailable, "", nsWhy)
+		case !h.Tun:
+			add(profile.NetworkFiltered, Unavailable, "", "host:port allowlists need a TAP device: "+h.TunReason)
+			add(profile.PrivateRangeBlock, Unavailable, "", "needs a TAP device: "+h.TunReason)
+		default:
+			add(profile.NetworkFiltered, Enforced, egressMechanism+"; TCP by host:port, DNS by name, UDP and ICMP refused", "")
+			add(profile.PrivateRangeBlock, Enforced, egressMechanism+"; answers and connections to private and metadata addresses refused", "")
+		}
 	}
 
 	if h.Seccomp {
@@ -195,6 +234,11 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	add(profile.EnvScrub, Enforced, "environment built from the allowlist", "")
 	return Report{Level: levelOf(gs), Guarantees: gs, Host: h}
 }
+
+// egressMechanism is how network filtering works for every program, proxy
+// variables or not: the sandbox's only interface is a TAP device, and
+// every packet on it ends in the supervisor's userspace TCP/IP stack.
+const egressMechanism = "network namespace whose only interface is a TAP device served by the supervisor's egress gateway (gVisor netstack), for every program"
 
 // ReportFor says what an Executor for p would enforce on this host,
 // without requiring anything (New fails where this only reports).

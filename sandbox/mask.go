@@ -13,7 +13,8 @@ import (
 
 // maskedPaths lists the existing paths the sandbox must hide:
 //
-//   - every path matching a deny glob, and
+//   - every path matching a deny glob,
+//   - every unix socket in the workspace (a host listener), and
 //   - every file in the workspace that is a hard link to an inode with
 //     links outside the workspace: the same inode as a secret elsewhere
 //     (say ~/.ssh/id_ed25519) would otherwise be readable and writable
@@ -64,6 +65,13 @@ func maskedPaths(p *profile.Profile) ([]string, error) {
 				}
 				return nil
 			}
+		}
+		if d.Type()&fs.ModeSocket != 0 {
+			// A socket in the workspace is a door to whatever host
+			// process listens on it; Landlock cannot refuse connect on
+			// pathname sockets, so the socket is hidden.
+			add(path)
+			return nil
 		}
 		if d.Type().IsRegular() {
 			fi, err := d.Info()

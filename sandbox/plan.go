@@ -67,11 +67,8 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 
 	mounts := binds
 	if !s.ReadOnlyWorkspace {
-		for _, rel := range s.Filesystem.Protected {
-			path := filepath.Join(ws, rel)
-			if _, err := os.Lstat(path); err == nil {
-				mounts = append(mounts, linux.Mount{Kind: linux.MountReadOnly, Target: path})
-			}
+		for _, path := range protectedPaths(ws, s.Filesystem.Protected) {
+			mounts = append(mounts, linux.Mount{Kind: linux.MountReadOnly, Target: path})
 		}
 	}
 	masks, err := maskedPaths(p)
@@ -116,6 +113,9 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		Hostname: sandboxHostname,
 		Landlock: linux.LandlockConfig{
 			Read: read, Write: write, Exec: exec,
+			// Every directory of the view may be listed (the view holds
+			// only what the profile grants); files need Read.
+			List:              []string{"/"},
 			IoctlDev:          []string{"/dev/pts", "/dev/tty", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"},
 			ScopeSignals:      true,
 			ScopeAbstractUnix: true,

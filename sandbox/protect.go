@@ -28,24 +28,74 @@ type protectedState struct {
 }
 
 func snapshotProtected(ws string, rels []string) []protectedState {
-	out := make([]protectedState, 0, len(rels))
+	var out []protectedState
 	for _, rel := range rels {
-		st := protectedState{path: filepath.Join(ws, rel)}
-		if fi, err := os.Lstat(st.path); err == nil {
-			st.existed = true
-			if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-				st.dev, st.ino = uint64(sys.Dev), sys.Ino
-			}
+		if hasGlob(rel) {
+			continue // matches are taken below, and again after the run
 		}
-		out = append(out, st)
+		out = append(out, stateOf(filepath.Join(ws, rel)))
+	}
+	for _, path := range protectedPaths(ws, globsOf(rels)) {
+		out = append(out, stateOf(path))
 	}
 	return out
 }
 
+func stateOf(path string) protectedState {
+	st := protectedState{path: path}
+	if fi, err := os.Lstat(path); err == nil {
+		st.existed = true
+		if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+			st.dev, st.ino = uint64(sys.Dev), sys.Ino
+		}
+	}
+	return st
+}
+
+// protectedPaths lists the existing paths the protected entries name; an
+// entry may hold * and ? wildcards (filepath.Match, one name each).
+func protectedPaths(ws string, rels []string) []string {
+	var out []string
+	for _, rel := range rels {
+		path := filepath.Join(ws, rel)
+		if !hasGlob(rel) {
+			if _, err := os.Lstat(path); err == nil {
+				out = append(out, path)
+			}
+			continue
+		}
+		matches, _ := filepath.Glob(path)
+		out = append(out, matches...)
+	}
+	return out
+}
+
+func globsOf(rels []string) []string {
+	var out []string
+	for _, rel := range rels {
+		if hasGlob(rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
 // checkProtected compares the protected paths with their state at start
 // and moves aside what the run created or swapped in.
-func checkProtected(ws string, before []protectedState, runID string) []Denial {
+func checkProtected(ws string, rels []string, before []protectedState, runID string) []Denial {
 	var denials []Denial
+	// Wildcard entries may match paths the run created.
+	known := map[string]bool{}
+	for _, st := range before {
+		known[st.path] = true
+	}
+	for _, path := range protectedPaths(ws, globsOf(rels)) {
+		if !known[path] {
+			before = append(before, protectedState{path: path})
+		}
+	}
 	for _, st := range before {
 		fi, err := os.Lstat(st.path)
 		if err != nil {
@@ -72,12 +122,17 @@ func checkProtected(ws string, before []protectedState, runID string) []Denial {
 	return denials
 }
 
-// freshGitSafe accepts the .git/hooks and .git/config of a repository the
-// run created itself (git init): hooks holding only the inert *.sample
-// files, and a config holding only keys that never run a program.
+// freshGitSafe accepts the hooks and config of a repository (or
+// submodule) the run created itself: hooks holding only git's inert
+// *.sample files, and a config holding only keys that never run a
+// program. Anything else new under a protected name (commondir, which
+// points git at another directory's hooks and config) is not accepted.
 func freshGitSafe(ws, path string) bool {
-	switch path {
-	case filepath.Join(ws, ".git/hooks"):
+	if !strings.HasPrefix(path, filepath.Join(ws, ".git")+"/") {
+		return false
+	}
+	switch filepath.Base(path) {
+	case "hooks":
 		entries, err := os.ReadDir(path)
 		if err != nil {
 			return false
@@ -88,7 +143,7 @@ func freshGitSafe(ws, path string) bool {
 			}
 		}
 		return true
-	case filepath.Join(ws, ".git/config"):
+	case "config":
 		data, err := os.ReadFile(path)
 		return err == nil && gitConfigInert(data)
 	}

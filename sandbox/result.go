@@ -47,7 +47,10 @@ type Timings struct {
 // Denial is one thing the sandbox refused that the audit log should join
 // with the gate's decision: a limit hit, a timeout, a blocked connection.
 type Denial struct {
-	Kind   string `json:"kind"`   // "memory", "pids", "timeout", "output", "network", ...
-	Target string `json:"target"` // what was refused, e.g. "example.com:443"
-	Reason string `json:"reason"`
+	Kind string `json:"kind"` // "memory", "pids", "timeout", "output", "network", ...
+	// Protocol of a network denial: "tcp", "udp", "dns" (a lookup the
+	// gateway refused to answer) or "icmp".
+	Protocol string `json:"protocol,omitempty"`
+	Target   string `json:"target"` // what was refused, e.g. "example.com:443"
+	Reason   string `json:"reason"`
 }

@@ -266,3 +266,32 @@ func airlockCgroups(t *testing.T) map[string]bool {
 	})
 	return out
 }
+
+// TestBudgetHitRecorded: a budget the kernel enforced is in the Result
+// even when the command itself succeeds.
+func TestBudgetHitRecorded(t *testing.T) {
+	if !sandbox.ProbeHost().CgroupWritable {
+		t.Skip("the pids budget is counted by the cgroup, which this user cannot create")
+	}
+	ex, _ := newExecutor(t, func(s *profile.Spec) { s.Budgets.Pids = 16 })
+	res := run(t, ex, `python3 -c '
+import os, time
+for i in range(40):
+    try:
+        if os.fork() == 0:
+            time.sleep(5)
+            os._exit(0)
+    except OSError:
+        pass
+'`)
+	if res.Status != sandbox.StatusSucceeded {
+		t.Fatalf("status %s", res.Status)
+	}
+	found := false
+	for _, d := range res.Denials {
+		found = found || d.Kind == "pids"
+	}
+	if !found {
+		t.Errorf("no pids denial in %+v", res.Denials)
+	}
+}

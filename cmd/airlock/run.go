@@ -88,6 +88,9 @@ Flags:
 		}
 	}
 	for _, d := range res.Denials {
+		if d.Kind == "network" {
+			continue // the egress layer said so on stderr as it happened
+		}
 		fmt.Fprintf(stderr, "airlock: %s: %s (%s)\n", d.Kind, d.Reason, d.Target)
 	}
 	return exitStatus(res)

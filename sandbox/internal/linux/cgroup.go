@@ -303,6 +303,29 @@ func (cg *Cgroup) pids() []int {
 	return out
 }
 
+// Destroy kills whatever is left in the run's cgroup and removes it. A
+// cgroup whose processes are all gone (the usual case: the helper is PID
+// 1 of its namespace, and its exit ends the rest) is removed at once; the
+// kernel refuses to remove a cgroup that still has a process, so only a
+// busy one needs Kill and the retries of Remove.
+func (cg *Cgroup) Destroy() error {
+	busy := false
+	for _, d := range cg.dirs {
+		if err := unix.Rmdir(d); err != nil && !errors.Is(err, unix.ENOENT) {
+			busy = true
+		}
+	}
+	if !busy {
+		return nil
+	}
+	kerr := cg.Kill()
+	rerr := cg.Remove()
+	if kerr != nil {
+		return kerr
+	}
+	return rerr
+}
+
 // Remove deletes the run's cgroup directories. A directory is busy for a
 // moment after its last process exits, so removal is retried briefly.
 func (cg *Cgroup) Remove() error {

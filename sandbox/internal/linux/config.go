@@ -16,6 +16,9 @@ type Config struct {
 	Seccomp  bool           `json:"seccomp"`
 	// LoopbackUp brings "lo" up in a new network namespace.
 	LoopbackUp bool `json:"loopback_up"`
+	// Network, when set, gives the new network namespace a TAP device
+	// served by the supervisor's egress gateway (see tap.go).
+	Network *NetworkConfig `json:"network,omitempty"`
 	// NewCgroupNS unshares the cgroup namespace after the supervisor has
 	// placed the helper in its cgroup, so the run's cgroup is its root.
 	NewCgroupNS bool `json:"new_cgroup_ns"`
@@ -32,6 +35,9 @@ const (
 	MountSymlink = "symlink" // symlink at Target pointing to Source
 	MountMask    = "mask"    // hide Target: empty read-only dir or unreadable file
 	MountDir     = "dir"     // create an empty directory
+	// MountFile binds a read-only file holding Content at Target. The
+	// helper writes it on the view's own tmpfs, never on the host.
+	MountFile = "file"
 	// MountReadOnly makes a path already in the view read-only, by
 	// cloning the view's own mount there (never a host path, so a
 	// symlink in the workspace cannot swap in another file).
@@ -50,6 +56,8 @@ type Mount struct {
 	Optional bool   `json:"optional,omitempty"`
 	Size     int64  `json:"size,omitempty"`
 	Mode     uint32 `json:"mode,omitempty"`
+	// Content of a MountFile.
+	Content string `json:"content,omitempty"`
 }
 
 // LandlockConfig mirrors landlock.Ruleset; Enabled false skips Landlock
@@ -58,6 +66,7 @@ type Mount struct {
 type LandlockConfig struct {
 	Enabled           bool     `json:"enabled"`
 	Read              []string `json:"read,omitempty"`
+	List              []string `json:"list,omitempty"`
 	Write             []string `json:"write,omitempty"`
 	Exec              []string `json:"exec,omitempty"`
 	IoctlDev          []string `json:"ioctl_dev,omitempty"`

@@ -123,6 +123,8 @@ func applyMount(root int, m Mount, tree int, maskFile, maskDir string) error {
 		return mkdirAllIn(root, rel)
 	case MountReadOnly:
 		return readOnlyInPlace(root, rel, m.Optional)
+	case MountFile:
+		return fileMount(root, rel, m)
 	}
 
 	isDir := true
@@ -302,4 +304,31 @@ func readOnlyInPlace(root int, rel string, optional bool) error {
 		return fmt.Errorf("set read-only: %w", err)
 	}
 	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
+
+// fileMount binds a read-only file holding m.Content at rel. The content
+// is written on the new root's tmpfs and unlinked once bound, so it exists
+// only as the mount. An Optional file is skipped when its mount point
+// cannot be made (a read-only parent without the file).
+func fileMount(root int, rel string, m Mount) error {
+	if err := ensureTarget(root, rel, false); err != nil {
+		if m.Optional {
+			return nil
+		}
+		return err
+	}
+	target, err := openIn(root, rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(target)
+	src := stagingDir + "/.file-content"
+	if err := os.WriteFile(src, []byte(m.Content), 0o444); err != nil {
+		return err
+	}
+	defer os.Remove(src)
+	if err := unix.Mount(src, fmt.Sprintf("/proc/self/fd/%d", target), "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	return remountReadOnly(root, rel)
 }

@@ -25,6 +25,10 @@ var ErrUnavailable = errors.New("not available on this kernel (needs Linux 5.13 
 type Ruleset struct {
 	// Read allows reading files and listing directories beneath each path.
 	Read []string
+	// List allows only listing directories beneath each path (READ_DIR),
+	// not reading any file: for "/" of a mount view, so "ls /" works
+	// without widening what files can be read.
+	List []string
 	// Write allows everything Read does plus writing, truncating, removing,
 	// renaming and linking, and creating files, directories, symlinks,
 	// sockets and FIFOs beneath each path. Creating device nodes is never
@@ -226,6 +230,7 @@ func merge(rs Ruleset) []rule {
 		}
 	}
 	add(rs.Read, accessRead)
+	add(rs.List, unix.LANDLOCK_ACCESS_FS_READ_DIR)
 	add(rs.Write, accessWrite)
 	add(rs.Exec, accessExec)
 	add(rs.IoctlDev, accessIoctlDev)

@@ -67,12 +67,15 @@ func probeCases() []probeCase {
 	read := func(f fixture) Ruleset { return Ruleset{Read: []string{f.RO}} }
 	readWrite := func(f fixture) Ruleset { return Ruleset{Read: []string{f.RO}, Write: []string{f.RW, f.RW2}} }
 	none := func(fixture) Ruleset { return Ruleset{} }
+	list := func(f fixture) Ruleset { return Ruleset{List: []string{filepath.Dir(f.Outside)}} }
 	return []probeCase{
 		// Read.
 		{name: "read/inside-Read", ruleset: read, probe: openFile("RO", unix.O_RDONLY), want: 0},
 		{name: "read/outside-Read", ruleset: read, probe: openFile("Outside", unix.O_RDONLY), want: unix.EACCES},
 		{name: "read/list-Read-dir", ruleset: read, probe: openFileAt("RO", ".", unix.O_RDONLY|unix.O_DIRECTORY), want: 0},
 		{name: "read/list-outside-dir", ruleset: read, probe: openFileAt("Outside", ".", unix.O_RDONLY|unix.O_DIRECTORY), want: unix.EACCES},
+		{name: "list/dir-listable", ruleset: list, probe: openFileAt("Outside", ".", unix.O_RDONLY|unix.O_DIRECTORY), want: 0},
+		{name: "list/file-not-readable", ruleset: list, probe: openFile("Outside", unix.O_RDONLY), want: unix.EACCES},
 		{
 			name:    "read/missing-path-skipped",
 			ruleset: func(f fixture) Ruleset { return Ruleset{Read: []string{f.RO, filepath.Join(f.RO, "missing")}} },

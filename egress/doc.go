@@ -1,0 +1,30 @@
+// Package egress is the supervisor's side of a sandbox's network: the one
+// way out of the sandbox's network namespace.
+//
+// The sandbox gets a TAP device and nothing else. A Gateway serves that
+// device with a userspace TCP/IP stack (gVisor's netstack) in the
+// supervisor: every TCP connection the sandbox opens ends in the
+// Gateway, which checks the destination against a Policy and, when it is
+// allowed, dials the checked address itself from the host's network and
+// splices the two. The Gateway is also the sandbox's DNS server: it
+// answers only names the Policy allows, resolves them itself, refuses
+// private, loopback, link-local, CGNAT, ULA, multicast and cloud-metadata
+// answers, and remembers what it answered, so a later connection is
+// allowed only to an address it resolved for an allowed name (no
+// rebinding window) or to an allowed literal. With an allowlist, UDP
+// other than DNS to the gateway is refused; ICMP beyond the gateway
+// always is.
+//
+// Every refusal is a Denial. Because the filtering happens on packets,
+// it holds for every program, whether or not it honours proxy variables.
+//
+// The package owns the allowlist syntax (Compile, ParseRule), the
+// addresses of the link between sandbox and gateway (TapName, SandboxIPv4,
+// GatewayIPv4, ...) and the Gateway. It does not create the TAP device or
+// the namespace: the sandbox's stage-2 helper does that inside the
+// sandbox and hands the device's descriptor to Serve.
+//
+// With network mode "all" the same Gateway allows every public address
+// (TCP, and UDP relayed per flow) and still refuses private and metadata
+// ones.
+package egress

@@ -1,0 +1,498 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+	"gvisor.dev/gvisor/pkg/tcpip/link/fdbased"
+	"gvisor.dev/gvisor/pkg/tcpip/network/arp"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv6"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+	"gvisor.dev/gvisor/pkg/waiter"
+)
+
+// The sandbox's side of the link. The sandbox holds the ".100" addresses
+// as host routes (/32, /128) with the gateway as its only neighbour, so
+// every destination but its own address goes to the gateway.
+const (
+	TapName     = "eth0"
+	MTU         = 65520 // the largest a TAP takes: few, large segments per byte
+	SandboxIPv4 = "10.0.2.100"
+	GatewayIPv4 = "10.0.2.2"
+	SandboxIPv6 = "fd41:6972:6c6b::100"
+	GatewayIPv6 = "fd41:6972:6c6b::2"
+	// GatewayMAC and SandboxMAC are the two link addresses on the TAP.
+	// Both ends know both from the start (static neighbour entries), so
+	// the first connection waits for no ARP or neighbour discovery.
+	GatewayMAC = "02:41:69:72:00:02"
+	SandboxMAC = "02:41:69:72:00:64"
+	// DNSPort is the only port the gateway serves itself.
+	DNSPort = 53
+)
+
+// Defaults of Config's zero values.
+const (
+	DefaultDialTimeout   = 30 * time.Second
+	DefaultLookupTimeout = 5 * time.Second
+	// answerTTL is the TTL of the DNS answers; the gateway remembers the
+	// addresses for the whole run regardless.
+	answerTTL = 60
+	// maxLookups bounds concurrent DNS lookups of one run.
+	maxLookups = 64
+	// spliceBuffer is the size of each copy buffer of a connection, and
+	// pipeBuffers how many each direction fills ahead of its writer.
+	spliceBuffer = 128 << 10
+	pipeBuffers  = 3
+)
+
+const nicID tcpip.NICID = 1
+
+// Config configures a Gateway. Only Policy is required.
+type Config struct {
+	// Policy decides what the sandbox may reach.
+	Policy *Policy
+	// Resolver resolves the names the Policy allows. Nil means
+	// net.DefaultResolver (the host's resolv.conf). Tests point it at a
+	// DNS server of their own.
+	Resolver *net.Resolver
+	// Dialer opens the host-side connections. Nil means a net.Dialer with
+	// DefaultDialTimeout.
+	Dialer *net.Dialer
+	// LookupTimeout bounds one DNS lookup; zero means
+	// DefaultLookupTimeout.
+	LookupTimeout time.Duration
+	// OnDenial, if set, is called once for each distinct Denial, from the
+	// gateway's goroutines, as it happens.
+	OnDenial func(Denial)
+}
+
+// Gateway serves one sandbox's TAP device. Build it with Serve; Close
+// ends every connection and stops everything it started.
+type Gateway struct {
+	policy   *Policy
+	resolver *net.Resolver
+	dialer   *net.Dialer
+	lookupTO time.Duration
+	denials  denialLog
+
+	fd     int
+	stack  *stack.Stack
+	gw4    netip.Addr
+	gw6    netip.Addr
+	ctx    context.Context
+	cancel context.CancelFunc
+	lookup chan struct{} // semaphore of concurrent lookups
+
+	mu       sync.Mutex
+	closed   bool
+	wg       sync.WaitGroup
+	conns    map[net.Conn]struct{}
+	servers  []interface{ Close() error }
+	resolved map[netip.Addr][]string // address → allowed names it was the answer for
+}
+
+// Serve starts a Gateway on tap, a TAP device (IFF_TAP|IFF_NO_PI) whose
+// other side is the sandbox's TapName configured with SandboxIPv4 and
+// SandboxIPv6. Serve takes ownership of tap: Close closes it, and so does
+// a failed Serve.
+func Serve(tap *os.File, cfg Config) (*Gateway, error) {
+	if tap == nil {
+		return nil, errors.New("egress: nil TAP device")
+	}
+	if cfg.Policy == nil {
+		tap.Close()
+		return nil, errors.New("egress: Config.Policy is nil")
+	}
+	// fdbased wants a raw descriptor it can make non-blocking; a dup
+	// leaves no *os.File whose finalizer could close it under the stack.
+	fd, err := unix.FcntlInt(tap.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	tap.Close()
+	if err != nil {
+		return nil, fmt.Errorf("egress: dup TAP descriptor: %w", err)
+	}
+	g := &Gateway{
+		policy:   cfg.Policy,
+		resolver: cfg.Resolver,
+		dialer:   cfg.Dialer,
+		lookupTO: cfg.LookupTimeout,
+		denials:  denialLog{notify: cfg.OnDenial},
+		fd:       fd,
+		gw4:      netip.MustParseAddr(GatewayIPv4),
+		gw6:      netip.MustParseAddr(GatewayIPv6),
+		lookup:   make(chan struct{}, maxLookups),
+		conns:    map[net.Conn]struct{}{},
+		resolved: map[netip.Addr][]string{},
+	}
+	if g.resolver == nil {
+		g.resolver = net.DefaultResolver
+	}
+	if g.dialer == nil {
+		g.dialer = &net.Dialer{Timeout: DefaultDialTimeout}
+	}
+	if g.lookupTO == 0 {
+		g.lookupTO = DefaultLookupTimeout
+	}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	if err := g.start(); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// start builds the stack on the TAP and starts the DNS servers.
+func (g *Gateway) start() error {
+	mac, err := tcpip.ParseMACAddress(GatewayMAC)
+	if err != nil {
+		return err
+	}
+	sandboxMAC, err := tcpip.ParseMACAddress(SandboxMAC)
+	if err != nil {
+		return err
+	}
+	link, err := fdbased.New(&fdbased.Options{
+		FDs:            []int{g.fd},
+		MTU:            MTU,
+		EthernetHeader: true,
+		Address:        mac,
+		// The sandbox's kernel checksums what it sends; verifying again
+		// costs throughput and protects nothing (a bad checksum only
+		// corrupts the sandbox's own connection).
+		RXChecksumOffload: true,
+	})
+	if err != nil {
+		return fmt.Errorf("egress: TAP link: %w", err)
+	}
+	s := stack.New(stack.Options{
+		NetworkProtocols: []stack.NetworkProtocolFactory{
+			ipv4.NewProtocol,
+			ipv6.NewProtocolWithOptions(ipv6.Options{
+				// No duplicate address detection: the link has exactly two
+				// ends, and DAD would hold the gateway's address for a
+				// second.
+				DADConfigs: stack.DADConfigurations{DupAddrDetectTransmits: 0, RetransmitTimer: time.Second},
+			}),
+			arp.NewProtocol,
+		},
+		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol},
+	})
+	g.stack = s
+	for _, opt := range []tcpip.SettableTransportProtocolOption{
+		new(tcpip.TCPSACKEnabled(true)),
+		new(tcpip.TCPModerateReceiveBufferOption(true)),
+		&tcpip.TCPReceiveBufferSizeRangeOption{Min: 4 << 10, Default: 1 << 20, Max: 8 << 20},
+		&tcpip.TCPSendBufferSizeRangeOption{Min: 4 << 10, Default: 1 << 20, Max: 8 << 20},
+	} {
+		if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, opt); err != nil {
+			return fmt.Errorf("egress: tcp option %T: %s", opt, err)
+		}
+	}
+	if err := s.CreateNIC(nicID, newICMPFilter(link, g)); err != nil {
+		return fmt.Errorf("egress: create NIC: %s", err)
+	}
+	for _, a := range []tcpip.ProtocolAddress{
+		{Protocol: ipv4.ProtocolNumber, AddressWithPrefix: tcpip.AddrFrom4(g.gw4.As4()).WithPrefix()},
+		{Protocol: ipv6.ProtocolNumber, AddressWithPrefix: tcpip.AddrFrom16(g.gw6.As16()).WithPrefix()},
+	} {
+		if err := s.AddProtocolAddress(nicID, a, stack.AddressProperties{}); err != nil {
+			return fmt.Errorf("egress: gateway address %s: %s", a.AddressWithPrefix, err)
+		}
+	}
+	for _, n := range []struct {
+		proto tcpip.NetworkProtocolNumber
+		addr  tcpip.Address
+	}{
+		{ipv4.ProtocolNumber, tcpip.AddrFrom4(netip.MustParseAddr(SandboxIPv4).As4())},
+		{ipv6.ProtocolNumber, tcpip.AddrFrom16(netip.MustParseAddr(SandboxIPv6).As16())},
+	} {
+		if err := s.AddStaticNeighbor(nicID, n.proto, n.addr, sandboxMAC); err != nil {
+			return fmt.Errorf("egress: neighbour %s: %s", n.addr, err)
+		}
+	}
+	// Promiscuous: every destination arrives here, to be decided on.
+	// Spoofing: the answers go out from the address the sandbox dialled.
+	if err := s.SetPromiscuousMode(nicID, true); err != nil {
+		return fmt.Errorf("egress: promiscuous mode: %s", err)
+	}
+	if err := s.SetSpoofing(nicID, true); err != nil {
+		return fmt.Errorf("egress: spoofing: %s", err)
+	}
+	s.SetRouteTable([]tcpip.Route{
+		{Destination: header.IPv4EmptySubnet, NIC: nicID},
+		{Destination: header.IPv6EmptySubnet, NIC: nicID},
+	})
+
+	// The DNS servers are ordinary endpoints bound to the gateway's
+	// addresses; everything else falls through to the forwarders.
+	for _, gw := range []struct {
+		addr  tcpip.Address
+		proto tcpip.NetworkProtocolNumber
+	}{
+		{tcpip.AddrFrom4(g.gw4.As4()), ipv4.ProtocolNumber},
+		{tcpip.AddrFrom16(g.gw6.As16()), ipv6.ProtocolNumber},
+	} {
+		local := tcpip.FullAddress{NIC: nicID, Addr: gw.addr, Port: DNSPort}
+		uc, err := gonet.DialUDP(s, &local, nil, gw.proto)
+		if err != nil {
+			return fmt.Errorf("egress: DNS on %s:53/udp: %w", gw.addr, err)
+		}
+		g.servers = append(g.servers, uc)
+		tl, err := gonet.ListenTCP(s, local, gw.proto)
+		if err != nil {
+			return fmt.Errorf("egress: DNS on %s:53/tcp: %w", gw.addr, err)
+		}
+		g.servers = append(g.servers, tl)
+		g.wg.Add(2)
+		go g.serveDNSUDP(uc)
+		go g.serveDNSTCP(tl)
+	}
+
+	tcpFwd := tcp.NewForwarder(s, 0, 1024, g.handleTCP)
+	s.SetTransportProtocolHandler(tcp.ProtocolNumber, tcpFwd.HandlePacket)
+	udpFwd := udp.NewForwarder(s, g.handleUDP)
+	s.SetTransportProtocolHandler(udp.ProtocolNumber, udpFwd.HandlePacket)
+	return nil
+}
+
+// Denials returns the distinct refusals so far, in order, and how many
+// more were not kept (beyond a thousand distinct ones).
+func (g *Gateway) Denials() ([]Denial, int) { return g.denials.snapshot() }
+
+// Close tears down every connection, stops the DNS servers and the stack,
+// waits for every goroutine the Gateway started, and closes the TAP. It is
+// safe to call more than once.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	servers := g.servers
+	conns := make([]net.Conn, 0, len(g.conns))
+	for c := range g.conns {
+		conns = append(conns, c)
+	}
+	g.mu.Unlock()
+
+	g.cancel()
+	for _, s := range servers {
+		s.Close()
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	// Aborting every endpoint also ends handshakes still waiting for the
+	// sandbox's ACK, so no handler outlives this call.
+	if g.stack != nil {
+		g.stack.Close()
+	}
+	g.wg.Wait()
+	if g.stack != nil {
+		g.stack.Wait()
+	}
+	return unix.Close(g.fd)
+}
+
+// enter registers a goroutine that works for the gateway; false once the
+// gateway is closing.
+func (g *Gateway) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.wg.Add(1)
+	return true
+}
+
+func (g *Gateway) deny(d Denial) { g.denials.add(d) }
+
+func (g *Gateway) isGateway(a netip.Addr) bool { return a == g.gw4 || a == g.gw6 }
+
+// namesOf returns the allowed names the gateway answered with a.
+func (g *Gateway) namesOf(a netip.Addr) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.resolved[a]...)
+}
+
+// remember records that the gateway answered name with addrs.
+func (g *Gateway) remember(name string, addrs []netip.Addr) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, a := range addrs {
+		names := g.resolved[a]
+		found := false
+		for _, n := range names {
+			found = found || n == name
+		}
+		if !found {
+			g.resolved[a] = append(names, name)
+		}
+	}
+}
+
+// handleTCP decides one connection attempt of the sandbox. It runs in
+// its own goroutine (the forwarder starts one per SYN) and, for an
+// allowed connection, carries it until it ends.
+func (g *Gateway) handleTCP(r *tcp.ForwarderRequest) {
+	if !g.enter() {
+		r.Complete(true)
+		return
+	}
+	defer g.wg.Done()
+	id := r.ID()
+	dst := addrOf(id.LocalAddress)
+	port := id.LocalPort
+	if g.isGateway(dst) {
+		g.deny(Denial{Protocol: ProtoTCP, Host: dst.String(), Port: port, Reason: "the gateway serves only DNS on port 53"})
+		r.Complete(true)
+		return
+	}
+	names := g.namesOf(dst)
+	host := dst.String()
+	if len(names) > 0 {
+		host = names[len(names)-1]
+	}
+	if ok, reason := g.policy.Decide(dst, port, names); !ok {
+		g.deny(Denial{Protocol: ProtoTCP, Host: host, Port: port, Reason: reason})
+		r.Complete(true)
+		return
+	}
+	// The host side first: if the destination refuses, the sandbox gets
+	// a reset instead of a connection that dies at once.
+	up, err := g.dialer.DialContext(g.ctx, "tcp", netip.AddrPortFrom(dst, port).String())
+	if err != nil {
+		r.Complete(true)
+		return
+	}
+	var wq waiter.Queue
+	ep, terr := r.CreateEndpoint(&wq)
+	r.Complete(false)
+	if terr != nil {
+		up.Close()
+		return
+	}
+	g.splice(gonet.NewTCPConn(&wq, ep), up)
+}
+
+// splice copies both ways until both directions end, passing half-closes
+// on; an error in either direction ends both.
+func (g *Gateway) splice(in, out net.Conn) {
+	if !g.track(in, out) {
+		in.Close()
+		out.Close()
+		return
+	}
+	defer g.untrack(in, out)
+	done := make(chan struct{})
+	g.wg.Add(1) // inside an entered section, so Close is still waiting
+	go func() {
+		defer g.wg.Done()
+		defer close(done)
+		g.pipe(out, in)
+	}()
+	g.pipe(in, out)
+	<-done
+}
+
+// pipe copies src to dst; at src's end it half-closes dst, and on an
+// error it closes both so the other direction stops too. A reader
+// goroutine fills buffers while the caller writes the previous ones, so
+// receiving on one side and sending on the other use two cores: for a
+// download, the host socket's receive and the stack's TCP send.
+func (g *Gateway) pipe(dst, src net.Conn) {
+	full := make(chan []byte, pipeBuffers)
+	free := make(chan []byte, pipeBuffers+1)
+	var rerr error
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		defer close(full)
+		made := 0
+		for {
+			var buf []byte
+			select {
+			case buf = <-free:
+			default:
+				if made <= pipeBuffers {
+					buf = make([]byte, spliceBuffer)
+					made++
+				} else {
+					buf = <-free
+				}
+			}
+			n, err := src.Read(buf)
+			if n > 0 {
+				full <- buf[:n]
+			}
+			if err != nil {
+				rerr = err
+				return
+			}
+		}
+	}()
+	for b := range full {
+		if _, err := dst.Write(b); err != nil {
+			src.Close()
+			dst.Close()
+			for b := range full { // until the reader sees src closed
+				free <- b[:cap(b)]
+			}
+			return
+		}
+		free <- b[:cap(b)]
+	}
+	// The reader has ended; rerr was set before full was closed.
+	if errors.Is(rerr, io.EOF) {
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+			return
+		}
+	}
+	src.Close()
+	dst.Close()
+}
+
+func (g *Gateway) track(cs ...net.Conn) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	for _, c := range cs {
+		g.conns[c] = struct{}{}
+	}
+	return true
+}
+
+func (g *Gateway) untrack(cs ...net.Conn) {
+	g.mu.Lock()
+	for _, c := range cs {
+		delete(g.conns, c)
+	}
+	g.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+func addrOf(a tcpip.Address) netip.Addr {
+	ip, _ := netip.AddrFromSlice(a.AsSlice())
+	return ip.Unmap()
+}

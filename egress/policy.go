@@ -1,0 +1,318 @@
+package egress
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/airlockhq/airlock/profile"
+)
+
+// defaultPorts are the ports an allowlist entry without ":port" allows:
+// HTTP and HTTPS only. A service on any other port has to be named with
+// its port, so "github.com" does not open SSH or anything else on it.
+var defaultPorts = []uint16{80, 443}
+
+// DefaultPortsText is how the default ports read in messages and docs.
+const DefaultPortsText = "80, 443"
+
+// ErrPolicy is the class of errors for an allowlist that cannot be
+// compiled.
+var ErrPolicy = errors.New("egress: invalid network policy")
+
+// Rule is one compiled allowlist entry.
+type Rule struct {
+	// Entry is the entry as written in the profile.
+	Entry string
+	// Name is a lower-case DNS name without the trailing dot, or the
+	// suffix of a wildcard; empty for an address rule.
+	Name string
+	// Wildcard: Name is a suffix and the rule matches every name strictly
+	// below it ("*.example.com" matches a.example.com and a.b.example.com,
+	// not example.com).
+	Wildcard bool
+	// Addr is the literal address of an address rule.
+	Addr netip.Addr
+	// Ports the rule allows; never empty (an entry without a port gets
+	// 80 and 443).
+	Ports []uint16
+}
+
+func (r Rule) allowsPort(port uint16) bool { return slices.Contains(r.Ports, port) }
+
+func (r Rule) matchesName(name string) bool {
+	if r.Name == "" {
+		return false
+	}
+	if r.Wildcard {
+		return strings.HasSuffix(name, "."+r.Name)
+	}
+	return name == r.Name
+}
+
+// Policy decides what the sandbox may reach. It is immutable and safe for
+// concurrent use.
+type Policy struct {
+	rules []Rule
+	// public: mode "all": any name, and any public address on any port.
+	public bool
+}
+
+// Compile builds the Policy of a profile's network settings.
+//
+// Mode "allow" lists entries: exact DNS names ("api.example.com"),
+// wildcards ("*.example.com", names strictly below the suffix), and IPv4
+// or IPv6 literals ("203.0.113.7", "2001:db8::1", "[2001:db8::1]:8443"),
+// each with an optional ":port". An entry without a port allows ports 80
+// and 443 only.
+//
+// Mode "all" allows every name and every public address on every port;
+// its entries, if any, must be IP literals: they are the private or
+// metadata addresses that stay reachable.
+//
+// In both modes a private, loopback, link-local, CGNAT, ULA, multicast or
+// cloud-metadata address is reachable only through a literal entry for
+// that exact address (and port), never through a name.
+func Compile(n profile.NetworkSpec) (*Policy, error) {
+	p := &Policy{}
+	switch n.Mode {
+	case profile.NetworkModeAllow:
+		if len(n.Allow) == 0 {
+			return nil, fmt.Errorf("%w: mode allow with an empty allowlist; list host[:port] entries or use mode none", ErrPolicy)
+		}
+	case profile.NetworkModeAll:
+		p.public = true
+	default:
+		return nil, fmt.Errorf("%w: mode %q has no egress; use allow or all", ErrPolicy, n.Mode)
+	}
+	for _, e := range n.Allow {
+		r, err := ParseRule(e)
+		if err != nil {
+			return nil, err
+		}
+		if p.public && r.Name != "" {
+			return nil, fmt.Errorf("%w: %q: with network mode all, entries may only be IP literals (private or metadata addresses to keep reachable)", ErrPolicy, e)
+		}
+		p.rules = append(p.rules, r)
+	}
+	return p, nil
+}
+
+// ParseRule compiles one allowlist entry.
+func ParseRule(entry string) (Rule, error) {
+	bad := func(why string) (Rule, error) {
+		return Rule{}, fmt.Errorf("%w: %q: %s", ErrPolicy, entry, why)
+	}
+	r := Rule{Entry: entry}
+	if ap, err := netip.ParseAddrPort(entry); err == nil {
+		if ap.Port() == 0 {
+			return bad("port 0 cannot be connected to")
+		}
+		if ap.Addr().Zone() != "" {
+			return bad("an address with a zone (%eth0) cannot be reached from the sandbox")
+		}
+		r.Addr, r.Ports = ap.Addr().Unmap(), []uint16{ap.Port()}
+		return r, nil
+	}
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(entry, "["), "]")); err == nil {
+		if a.Zone() != "" {
+			return bad("an address with a zone (%eth0) cannot be reached from the sandbox")
+		}
+		r.Addr, r.Ports = a.Unmap(), defaultPorts
+		return r, nil
+	}
+	if strings.Contains(entry, "://") || strings.Contains(entry, "/") {
+		return bad("write host[:port], not a URL or a path")
+	}
+	host := entry
+	r.Ports = defaultPorts
+	if i := strings.LastIndexByte(entry, ':'); i >= 0 {
+		host = entry[:i]
+		n, err := strconv.ParseUint(entry[i+1:], 10, 16)
+		if err != nil || n == 0 {
+			return bad("the port must be a number from 1 to 65535, like :443")
+		}
+		r.Ports = []uint16{uint16(n)}
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if rest, ok := strings.CutPrefix(host, "*."); ok {
+		r.Wildcard = true
+		host = rest
+	}
+	if !validName(host) {
+		return bad("write a DNS name, *.suffix, or an IP literal ([2001:db8::1]:443 for IPv6 with a port)")
+	}
+	if r.Wildcard && !strings.Contains(host, ".") {
+		return bad("a wildcard must keep at least two labels (*.example.com); use network mode all for everything")
+	}
+	r.Name = host
+	return r, nil
+}
+
+// validName accepts LDH names (plus "_", used by service names) of at
+// most 253 characters with labels of 1 to 63.
+func validName(name string) bool {
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(name, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Public reports whether the policy is network mode "all".
+func (p *Policy) Public() bool { return p.public }
+
+// Rules returns the compiled entries.
+func (p *Policy) Rules() []Rule { return slices.Clone(p.rules) }
+
+// AllowsName reports whether the DNS server answers name (with or without
+// the trailing dot, any case).
+func (p *Policy) AllowsName(name string) bool {
+	name = canonicalName(name)
+	if !validName(name) {
+		return false
+	}
+	if p.public {
+		return true
+	}
+	for _, r := range p.rules {
+		if r.matchesName(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepsAnswer reports whether an address the resolver returned may be
+// given to the sandbox: a public one, or one allowed as a literal.
+func (p *Policy) keepsAnswer(a netip.Addr) bool {
+	if AddressClass(a) == "" {
+		return true
+	}
+	for _, r := range p.rules {
+		if r.Addr.IsValid() && r.Addr == a.Unmap() {
+			return true
+		}
+	}
+	return false
+}
+
+// Decide says whether the sandbox may open a connection to addr:port.
+// names are the allowed names the gateway resolved to addr during the
+// run. When it refuses, reason says why in words an agent can act on.
+func (p *Policy) Decide(addr netip.Addr, port uint16, names []string) (ok bool, reason string) {
+	addr = addr.Unmap()
+	var literal *Rule
+	for i, r := range p.rules {
+		if r.Addr.IsValid() && r.Addr == addr {
+			if r.allowsPort(port) {
+				return true, ""
+			}
+			literal = &p.rules[i]
+		}
+	}
+	if class := AddressClass(addr); class != "" {
+		if literal != nil {
+			return false, fmt.Sprintf("port %d is not allowed for %s; allowed: %s", port, addr, portsText(literal.Ports))
+		}
+		return false, fmt.Sprintf("%s is %s; only an exact literal entry can allow it", addr, class)
+	}
+	if p.public {
+		return true, ""
+	}
+	var ports []uint16
+	for _, name := range names {
+		for _, r := range p.rules {
+			if !r.matchesName(name) {
+				continue
+			}
+			if r.allowsPort(port) {
+				return true, ""
+			}
+			ports = append(ports, r.Ports...)
+		}
+	}
+	if literal != nil {
+		ports = append(ports, literal.Ports...)
+	}
+	if len(ports) > 0 {
+		host := addr.String()
+		if len(names) > 0 {
+			host = names[0]
+		}
+		return false, fmt.Sprintf("port %d is not allowed for %s; allowed: %s", port, host, portsText(ports))
+	}
+	return false, "not in allowlist"
+}
+
+func portsText(ports []uint16) string {
+	ports = slices.Clone(ports)
+	slices.Sort(ports)
+	ports = slices.Compact(ports)
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(s, ", ")
+}
+
+func canonicalName(name string) string {
+	return strings.TrimSuffix(strings.ToLower(name), ".")
+}
+
+// metadataAddrs are the cloud instance-metadata endpoints. All but Azure's
+// WireServer are inside a blocked range already; they are listed so a
+// refusal says "cloud metadata" rather than "link-local".
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure IMDS, OpenStack, ...
+	netip.MustParseAddr("169.254.170.2"),   // AWS ECS task metadata
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+	netip.MustParseAddr("168.63.129.16"),   // Azure WireServer (a public address)
+	netip.MustParseAddr("fd00:ec2::254"),   // AWS IMDS over IPv6
+}
+
+// AddressClass names why addr is not a public destination ("a loopback
+// address", "a cloud metadata address", ...), or returns "" for a public
+// address. It covers everything profile.IsPrivateAddr refuses.
+func AddressClass(addr netip.Addr) string {
+	addr = addr.Unmap()
+	if slices.Contains(metadataAddrs, addr) {
+		return "a cloud metadata address"
+	}
+	switch {
+	case !addr.IsValid():
+		return "not an address"
+	case addr.IsLoopback():
+		return "a loopback address"
+	case addr.IsUnspecified():
+		return "the unspecified address"
+	case addr.IsMulticast():
+		return "a multicast address"
+	case addr.IsLinkLocalUnicast():
+		return "a link-local address"
+	case addr.Is4() && addr.IsPrivate():
+		return "a private (RFC 1918) address"
+	case addr.Is6() && addr.IsPrivate():
+		return "a unique local (ULA) address"
+	case cgnat.Contains(addr):
+		return "a CGNAT (100.64.0.0/10) address"
+	case profile.IsPrivateAddr(addr):
+		return "a reserved address"
+	}
+	return ""
+}
+
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")

@@ -1,0 +1,193 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/egress"
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/linux"
+)
+
+// The egress layer's part of a run: the sandbox gets its own network
+// namespace holding a TAP device, which the helper creates and hands to
+// the supervisor; the supervisor serves it with an egress.Gateway for the
+// length of the run.
+
+// tapHandoffFD is the helper's descriptor for the socket the TAP device
+// travels over: the third of exec.Cmd's ExtraFiles (after the config
+// pipe, fd 3, and the error pipe, fd 4).
+const tapHandoffFD = 5
+
+// maxDenialLines caps the "blocked ..." lines one run writes to stderr;
+// the Result keeps more.
+const maxDenialLines = 100
+
+// usesGateway reports whether runs of a profile with this network spec
+// get their own network namespace served by the egress gateway: always
+// for an allowlist; for mode "all" when the host has a TUN device (else
+// it shares the host's network, and the Report says so).
+func usesGateway(n profile.NetworkSpec, h HostInfo) bool {
+	switch n.Mode {
+	case profile.NetworkModeAllow:
+		return true
+	case profile.NetworkModeAll:
+		return h.Tun
+	}
+	return false
+}
+
+// planEgress adds the network to a compiled plan: loopback, the TAP
+// device and its addresses, and an /etc/resolv.conf naming the gateway.
+func planEgress(pl *plan) {
+	pl.config.LoopbackUp = true
+	pl.config.Network = &linux.NetworkConfig{
+		Tap:        egress.TapName,
+		MTU:        egress.MTU,
+		MAC:        egress.SandboxMAC,
+		GatewayMAC: egress.GatewayMAC,
+		Addrs:      []string{egress.SandboxIPv4 + "/32", egress.SandboxIPv6 + "/128"},
+		Gateways:   []string{egress.GatewayIPv4, egress.GatewayIPv6},
+		FD:         tapHandoffFD,
+	}
+	pl.config.Mounts = append(pl.config.Mounts, linux.Mount{
+		Kind:    linux.MountFile,
+		Target:  resolvConfPath(),
+		Content: "# airlock: the egress gateway is the only resolver\nnameserver " + egress.GatewayIPv4 + "\n",
+		// A host without /etc/resolv.conf gets none (its parent is a
+		// read-only bind): resolvers then ask 127.0.0.1, which answers
+		// nothing in the sandbox, so lookups fail closed.
+		Optional: true,
+	})
+}
+
+// resolvConfPath is where resolvers read /etc/resolv.conf from: the end
+// of its symlink chain on the host (systemd-resolved's stub file, say),
+// since the mount view mirrors the host's layout.
+func resolvConfPath() string {
+	if p, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && filepath.IsAbs(p) {
+		return p
+	}
+	return "/etc/resolv.conf"
+}
+
+// tapHandoff is the socket pair the TAP device travels over.
+type tapHandoff struct {
+	parent, child *os.File
+}
+
+func newTapHandoff() (*tapHandoff, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &tapHandoff{parent: os.NewFile(uintptr(fds[0]), "tap-handoff"), child: os.NewFile(uintptr(fds[1]), "tap-handoff-helper")}, nil
+}
+
+// errHelperGone: the helper ended before handing over the TAP device; its
+// own message on the error pipe says why.
+var errHelperGone = errors.New("the helper ended before handing over the TAP device")
+
+// startGateway receives the TAP device from the helper, serves it, and
+// tells the helper to go on.
+func (p *Process) startGateway(h *tapHandoff) error {
+	tap, err := receiveTAP(h.parent)
+	if err != nil {
+		return err
+	}
+	gw, err := egress.Serve(tap, egress.Config{
+		Policy:   p.e.policy,
+		Resolver: p.e.opts.Resolver,
+		Dialer:   p.e.opts.Dialer,
+		OnDenial: p.noteDenial,
+	})
+	if err != nil {
+		return err
+	}
+	p.gwMu.Lock()
+	p.gw = gw
+	p.gwMu.Unlock()
+	if _, err := h.parent.Write([]byte{1}); err != nil {
+		return fmt.Errorf("tell the helper the gateway serves: %w", err)
+	}
+	return nil
+}
+
+func receiveTAP(sock *os.File) (*os.File, error) {
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("receive the TAP device: %w", err)
+	}
+	if n == 0 && oobn == 0 {
+		return nil, errHelperGone
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("receive the TAP device: no descriptor (%v)", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, fmt.Errorf("receive the TAP device: want one descriptor, got %d (%v)", len(fds), err)
+	}
+	return os.NewFile(uintptr(fds[0]), "tap"), nil
+}
+
+// noteDenial writes the one line an agent reads on the run's stderr as
+// the refusal happens; the Result lists it again when the run ends.
+func (p *Process) noteDenial(d egress.Denial) {
+	n, w := p.denialLines.Add(1), p.stderr
+	if w == nil || n > maxDenialLines+1 {
+		return
+	}
+	line := "airlock: " + d.String() + "\n"
+	if n == maxDenialLines+1 {
+		line = "airlock: more connections blocked; the run's report lists them\n"
+	}
+	io.WriteString(w, line)
+}
+
+// closeGateway ends every connection of the run, stops the gateway and
+// returns its denials. Safe to call more than once.
+func (p *Process) closeGateway() []Denial {
+	p.gwMu.Lock()
+	gw := p.gw
+	p.gw = nil
+	p.gwMu.Unlock()
+	if gw == nil {
+		return nil
+	}
+	gw.Close()
+	list, dropped := gw.Denials()
+	out := make([]Denial, 0, len(list)+1)
+	for _, d := range list {
+		out = append(out, Denial{Kind: "network", Protocol: d.Protocol, Target: d.Target(), Reason: d.Reason})
+	}
+	if dropped > 0 {
+		out = append(out, Denial{Kind: "network", Target: "*", Reason: fmt.Sprintf("%d more distinct refusals, not listed", dropped)})
+	}
+	return out
+}
+
+// lockedWriter serialises the output copier and the denial lines on one
+// stream.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
