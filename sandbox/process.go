@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -174,7 +173,7 @@ func (p *Process) spawn() error {
 		Args: []string{linux.Stage2Arg0},
 		// The helper's own environment (the command's is in the config):
 		// it does one thing at a time, and a second P only adds threads
-		// and spinning; this saves about 0.4 ms of CPU per run.
+		// and spinning, about 0.6 ms a run (docs/BENCHMARKS.md).
 		Env:        []string{"GOMAXPROCS=1"},
 		Stdin:      p.cmd.Stdin,
 		ExtraFiles: []*os.File{cfgR, errW},
@@ -240,23 +239,10 @@ func (p *Process) spawn() error {
 			f.Close()
 		}
 	}
-	// The config is encoded while the helper starts up, and goes first:
-	// the helper builds its namespaces, mount view and Landlock domain
-	// while the supervisor moves it into its cgroup (on v1 the move waits
-	// for an RCU grace period, often several milliseconds). The byte
-	// after the config says it is placed; the helper execs nothing
-	// before it.
-	cfgData, err := json.Marshal(cfg)
-	if err != nil {
-		cfgW.Close()
-		p.reapLocked()
-		return &SetupError{Step: "encode config", Err: err}
-	}
-	_, werr := cfgW.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(cfgData))))
-	if werr == nil {
-		_, werr = cfgW.Write(cfgData)
-	}
-	if werr == nil && p.e.host.CgroupWritable && !cloneInto {
+	// On v1 the cgroup is made and the helper moved into it while the
+	// helper's runtime starts. The helper waits for its config, so it is
+	// in its cgroup before it does anything.
+	if p.e.host.CgroupWritable && !cloneInto {
 		err := p.newCgroup()
 		if err == nil {
 			err = p.cg.Add(c.Process.Pid)
@@ -267,9 +253,13 @@ func (p *Process) spawn() error {
 			return &SetupError{Step: "cgroup", Err: err}
 		}
 	}
-	if werr == nil {
-		_, werr = cfgW.Write([]byte{1})
+	cfgData, err := json.Marshal(cfg)
+	if err != nil {
+		cfgW.Close()
+		p.reapLocked()
+		return &SetupError{Step: "encode config", Err: err}
 	}
+	_, werr := cfgW.Write(cfgData)
 	cfgW.Close()
 	p.pipes = nil
 	var gwErr error

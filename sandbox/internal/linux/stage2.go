@@ -1,9 +1,7 @@
 package linux
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,8 +23,8 @@ const Stage2Arg0 = "airlock-stage2"
 // means callers need no hook of their own in main. The hook is here, not
 // in package sandbox, because Go runs a package's init as soon as its own
 // imports are initialised: the helper then skips the init work of the
-// packages it does not use (profile, regexp, the CLI's), which is a
-// quarter of a millisecond of every run's startup.
+// packages it does not use (the egress netstack, the CLI's, regexp),
+// about 0.6 ms of every run (docs/BENCHMARKS.md).
 func init() {
 	if len(os.Args) > 0 && os.Args[0] == Stage2Arg0 {
 		Stage2()
@@ -35,10 +33,7 @@ func init() {
 
 // The helper's inherited descriptors.
 const (
-	// configFD is the read end of the config pipe: the JSON Config
-	// behind its length (4 bytes, little-endian), later one byte once
-	// the helper is in the run's cgroup, then EOF.
-	configFD = 3
+	configFD = 3 // read end: the JSON Config, then EOF
 	errorFD  = 4 // write end: one line naming the failed step; closed by exec
 )
 
@@ -60,12 +55,14 @@ func Stage2() {
 	// from it, so the Landlock domain and dropped capabilities are the
 	// ones the command inherits.
 	runtime.LockOSThread()
-	unix.CloseOnExec(configFD)
 	unix.CloseOnExec(errorFD)
 
 	cfg, err := readConfig()
 	fail("read config", err)
 
+	if cfg.NewCgroupNS {
+		fail("cgroup namespace", unix.Unshare(unix.CLONE_NEWCGROUP))
+	}
 	fail("hostname", unix.Sethostname([]byte(cfg.Hostname)))
 	if cfg.LoopbackUp {
 		fail("loopback", loopbackUp())
@@ -86,14 +83,6 @@ func Stage2() {
 			ScopeAbstractUnix: cfg.Landlock.ScopeAbstractUnix,
 		})
 		fail("landlock", err)
-	}
-	// The supervisor moves the helper into the run's cgroup while the
-	// steps above run: on cgroup v1 the move waits for an RCU grace
-	// period, often several milliseconds. Nothing of the command starts
-	// before it is done.
-	fail("cgroup", waitPlaced())
-	if cfg.NewCgroupNS {
-		fail("cgroup namespace", unix.Unshare(unix.CLONE_NEWCGROUP))
 	}
 	for _, r := range cfg.Rlimits {
 		fail(fmt.Sprintf("rlimit %d", r.Resource),
@@ -117,12 +106,10 @@ func Stage2() {
 }
 
 func readConfig() (*Config, error) {
-	var size [4]byte
-	if err := readFull(configFD, size[:]); err != nil {
-		return nil, err
-	}
-	data := make([]byte, binary.LittleEndian.Uint32(size[:]))
-	if err := readFull(configFD, data); err != nil {
+	f := os.NewFile(configFD, "config")
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
 		return nil, err
 	}
 	var cfg Config
@@ -133,37 +120,6 @@ func readConfig() (*Config, error) {
 		return nil, fmt.Errorf("empty command")
 	}
 	return &cfg, nil
-}
-
-// waitPlaced blocks until the supervisor's byte on the config pipe says
-// the helper is in the run's cgroup (or that the run has none). EOF
-// instead means the supervisor gave up or died.
-func waitPlaced() error {
-	var b [1]byte
-	err := readFull(configFD, b[:])
-	unix.Close(configFD)
-	if err != nil {
-		return fmt.Errorf("the supervisor did not confirm the placement: %w", err)
-	}
-	return nil
-}
-
-// readFull fills b from fd. It reads the raw descriptor: an *os.File
-// would close it when collected, and the config pipe outlives readConfig.
-func readFull(fd int, b []byte) error {
-	for len(b) > 0 {
-		n, err := unix.Read(fd, b)
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
-			return err
-		case n == 0:
-			return io.ErrUnexpectedEOF
-		}
-		b = b[n:]
-	}
-	return nil
 }
 
 // fail reports a failed step on the error pipe and exits; it does nothing
