@@ -239,13 +239,13 @@ func (p *Process) spawn() error {
 			f.Close()
 		}
 	}
-	// On v1 the cgroup is made and the helper moved into it while the
-	// helper's runtime starts. The helper waits for its config, so it is
-	// in its cgroup before it does anything.
+	// On v1 the cgroup is made while the helper's runtime starts; the
+	// helper's thread moves itself in as its first step (a thread moving
+	// itself skips the kernel's slow whole-process migration).
 	if p.e.host.CgroupWritable && !cloneInto {
 		err := p.newCgroup()
 		if err == nil {
-			err = p.cg.Add(c.Process.Pid)
+			cfg.JoinCgroup = p.cg.TaskFiles()
 		}
 		if err != nil {
 			cfgW.Close()

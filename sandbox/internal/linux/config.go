@@ -19,6 +19,9 @@ type Config struct {
 	// Network, when set, gives the new network namespace a TAP device
 	// served by the supervisor's egress gateway (see tap.go).
 	Network *NetworkConfig `json:"network,omitempty"`
+	// JoinCgroup lists the cgroup v1 "tasks" files the helper's thread
+	// moves itself into before anything else (see JoinSelf).
+	JoinCgroup []string `json:"join_cgroup,omitempty"`
 	// NewCgroupNS unshares the cgroup namespace after the supervisor has
 	// placed the helper in its cgroup, so the run's cgroup is its root.
 	NewCgroupNS bool `json:"new_cgroup_ns"`

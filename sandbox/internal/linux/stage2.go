@@ -59,6 +59,9 @@ func Stage2() {
 
 	cfg, err := readConfig()
 	fail("read config", err)
+	// Into the run's cgroup first, so every later step, and the command,
+	// is counted against its budgets.
+	fail("cgroup", JoinSelf(cfg.JoinCgroup))
 
 	if cfg.NewCgroupNS {
 		fail("cgroup namespace", unix.Unshare(unix.CLONE_NEWCGROUP))
