@@ -34,14 +34,19 @@ type Process struct {
 	timeout time.Duration
 	maxOut  int64
 
+	// mu orders the lifecycle (Start, Close, cleanup); it is held while
+	// Start waits for the helper. live guards what the output copiers,
+	// the watchdog, Signal and Kill touch, and is never held while
+	// waiting, so none of them can block a failing Start.
 	mu        sync.Mutex
 	started   bool
 	closed    bool
-	child     *exec.Cmd
 	cg        *linux.Cgroup
-	killedBy  Status // why the supervisor killed the run, if it did
 	start     time.Time
 	execd     time.Time
+	live      sync.Mutex
+	child     *exec.Cmd
+	killedBy  Status // why the supervisor killed the run, if it did
 	outN      int64
 	outs      [2]*bytes.Buffer
 	copiers   sync.WaitGroup
@@ -232,7 +237,9 @@ func (p *Process) spawn() error {
 	if err := c.Start(); err != nil {
 		return &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
 	}
+	p.live.Lock()
 	p.child = c
+	p.live.Unlock()
 	// The helper holds its own copies now.
 	for _, f := range p.pipes {
 		if f != cfgW {
@@ -272,12 +279,19 @@ func (p *Process) spawn() error {
 		p.reapLocked()
 		return &SetupError{Step: "egress gateway", Err: gwErr}
 	}
-	if len(msg) > 0 || werr != nil {
+	if werr != nil {
 		p.reapLocked()
-		step, cause, _ := strings.Cut(string(msg), ": ")
-		if len(msg) == 0 {
-			step, cause = "send config", werr.Error()
-		}
+		return &SetupError{Step: "send config", Err: werr}
+	}
+	switch {
+	case len(msg) == 0:
+		// Neither a message nor the exec marker: the helper died.
+		p.reapLocked()
+		return &SetupError{Step: "helper", Err: fmt.Errorf("exited before running the command (%v)", p.child.ProcessState)}
+	case msg[0] != linux.ExecMarker || len(msg) > 1:
+		p.reapLocked()
+		text := strings.TrimPrefix(string(msg), string(rune(linux.ExecMarker)))
+		step, cause, _ := strings.Cut(text, ": ")
 		return &SetupError{Step: step, Err: errors.New(cause)}
 	}
 	p.execd = time.Now()
@@ -310,14 +324,14 @@ func (p *Process) copyOutput(r *os.File, w io.Writer) {
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
-			p.mu.Lock()
+			p.live.Lock()
 			keep := n
 			if p.maxOut > 0 && p.outN+int64(n) > p.maxOut {
 				keep = int(max(p.maxOut-p.outN, 0))
 			}
 			p.outN += int64(n)
 			over := p.maxOut > 0 && p.outN > p.maxOut
-			p.mu.Unlock()
+			p.live.Unlock()
 			if keep > 0 {
 				_, _ = w.Write(buf[:keep])
 			}
@@ -351,8 +365,8 @@ func (p *Process) watch() {
 // kill ends the whole run: the helper is PID 1 of its pid namespace, so
 // SIGKILL to it takes every process of the sandbox with it.
 func (p *Process) kill(why Status) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.live.Lock()
+	defer p.live.Unlock()
 	if p.killedBy == "" {
 		p.killedBy = why
 	}
@@ -364,8 +378,8 @@ func (p *Process) kill(why Status) {
 // Signal sends sig to the command (PID 1 of the sandbox). A command that
 // installs no handler ignores most signals as PID 1; use Kill to end it.
 func (p *Process) Signal(sig os.Signal) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.live.Lock()
+	defer p.live.Unlock()
 	if p.child == nil || p.child.Process == nil {
 		return errors.New("sandbox: process not started")
 	}
@@ -375,9 +389,9 @@ func (p *Process) Signal(sig os.Signal) error {
 // Kill ends the run and every process in it; Wait reports
 // StatusCancelled.
 func (p *Process) Kill() error {
-	p.mu.Lock()
+	p.live.Lock()
 	started := p.child != nil
-	p.mu.Unlock()
+	p.live.Unlock()
 	if !started {
 		return errors.New("sandbox: process not started")
 	}
@@ -397,9 +411,9 @@ func (p *Process) Close() error {
 // Wait waits for the command and every process it started to end, removes
 // what the run created, and returns the Result.
 func (p *Process) Wait() (*Result, error) {
-	p.mu.Lock()
+	p.live.Lock()
 	c := p.child
-	p.mu.Unlock()
+	p.live.Unlock()
 	if c == nil {
 		return nil, errors.New("sandbox: Wait without a successful Start")
 	}
@@ -425,9 +439,11 @@ func (p *Process) Wait() (*Result, error) {
 		return nil, fmt.Errorf("sandbox: wait: %w", werr)
 	}
 
-	p.mu.Lock()
+	p.live.Lock()
 	killedBy := p.killedBy
 	res.OutputBytes = p.outN
+	p.live.Unlock()
+	p.mu.Lock()
 	var oom, pidsHit int64
 	if p.cg != nil {
 		oom, pidsHit = p.cg.OOMKills(), p.cg.PidsLimitHits()

@@ -37,6 +37,10 @@ const (
 	errorFD  = 4 // write end: one line naming the failed step; closed by exec
 )
 
+// ExecMarker is the byte the helper writes on the error pipe right
+// before execve; the pipe then closes on a successful exec.
+const ExecMarker = 0
+
 // ExitSetupFailed is the helper's exit status when a setup step failed
 // (its message is on the error pipe).
 const ExitSetupFailed = 125
@@ -104,6 +108,9 @@ func Stage2() {
 		fail("seccomp", err)
 		fail("seccomp", seccomp.Install(prog))
 	}
+	// The marker tells the supervisor the helper got this far: an error
+	// pipe that closes without it means the helper died on the way.
+	unix.Write(errorFD, []byte{ExecMarker})
 	err = unix.Exec(path, cfg.Argv, cfg.Env)
 	fail("exec "+cfg.Argv[0], err)
 }
