@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,8 +11,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -27,6 +31,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	var pf profileFlags
 	pf.register(fs)
 	report := fs.String("report", "", "write the Result as JSON to `FILE`")
+	auditLog := fs.String("audit", "", "append spawn, enforcement and exit events to the audit log at `PATH` (\"default\": "+audit.DefaultPath()+")")
+	execID := fs.String("execution-id", "", "the execution id the events carry (default: a random one)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: airlock run [FLAGS] -- CMD [ARGS...]
 
@@ -71,10 +77,31 @@ Flags:
 	if wd != "" && p.CanRead(wd) {
 		dir = wd
 	}
+	var log *audit.Log
+	if *auditLog != "" {
+		path := *auditLog
+		if path == "default" {
+			path = audit.DefaultPath()
+		}
+		if log, err = audit.Open(path); err != nil {
+			fmt.Fprintln(stderr, "airlock:", err)
+			return exitSetup
+		}
+		defer log.Close()
+		if *execID == "" {
+			*execID = newExecutionID()
+		}
+	}
 	res, err := ex.Run(ctx, sandbox.Cmd{
 		Args: argv, Dir: dir,
 		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
+		ExecutionID: *execID,
 	})
+	if log != nil {
+		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err); aerr != nil {
+			fmt.Fprintln(stderr, "airlock: audit:", aerr)
+		}
+	}
 	if err != nil && res == nil {
 		fmt.Fprintln(stderr, "airlock:", err)
 		return exitSetup
@@ -129,4 +156,43 @@ func writeReport(path string, res *sandbox.Result) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o600)
+}
+
+// recordRun appends what one run did to the audit log: the spawn (or the
+// setup failure), each enforcement the sandbox recorded, and the exit.
+// Events are written after the run, so the log costs the command nothing.
+func recordRun(log *audit.Log, id, fingerprint string, argv []string, res *sandbox.Result, runErr error) error {
+	base := audit.Event{ExecutionID: id, Tool: "airlock run", Profile: fingerprint}
+	spawn := base
+	spawn.Type = audit.TypeSpawn
+	spawn.Requirement = &audit.Requirement{Kind: "command.execute", Target: strings.Join(argv, " ")}
+	if res == nil {
+		spawn.Decision = "deny"
+		spawn.Reason = "sandbox setup failed: " + runErr.Error()
+		return log.Append(spawn)
+	}
+	spawn.Detail = map[string]any{"level": res.Level, "setup_ms": res.Timings.Setup.Milliseconds()}
+	if err := log.Append(spawn); err != nil {
+		return err
+	}
+	for _, d := range res.Denials {
+		ev := base
+		ev.Type = audit.TypeEnforcement
+		ev.Decision = "deny"
+		ev.Reason = d.Reason
+		ev.Requirement = &audit.Requirement{Kind: d.Kind, Target: d.Target}
+		if err := log.Append(ev); err != nil {
+			return err
+		}
+	}
+	exit := base
+	exit.Type = audit.TypeExit
+	exit.Detail = map[string]any{"status": res.Status, "exit_code": res.ExitCode, "run_ms": res.Timings.Run.Milliseconds()}
+	return log.Append(exit)
+}
+
+func newExecutionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "run-" + hex.EncodeToString(b[:])
 }

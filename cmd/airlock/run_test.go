@@ -108,3 +108,40 @@ func TestDoctorJSON(t *testing.T) {
 		t.Errorf("guarantees %+v", d.Guarantees)
 	}
 }
+
+// TestRunAudit: --audit leaves the run's spawn, every enforcement and the
+// exit in the log, joined by one execution id.
+func TestRunAudit(t *testing.T) {
+	bin := buildAirlock(t)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := exec.Command(bin, "run", "--workspace", t.TempDir(), "--audit", log, "--execution-id", "exec-42",
+		"--max-output", "16", "--", "sh", "-c", "yes")
+	if err := cmd.Run(); err == nil {
+		t.Fatal("a run over its output budget exited 0")
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev struct {
+			Type        string `json:"type"`
+			ExecutionID string `json:"execution_id"`
+			Requirement struct {
+				Kind string `json:"kind"`
+			} `json:"requirement"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("bad line %q: %v", line, err)
+		}
+		if ev.ExecutionID != "exec-42" {
+			t.Errorf("event without the execution id: %s", line)
+		}
+		types = append(types, ev.Type+"/"+ev.Requirement.Kind)
+	}
+	want := []string{"spawn/command.execute", "enforcement/output", "exit/"}
+	if strings.Join(types, " ") != strings.Join(want, " ") {
+		t.Errorf("events %v; want %v", types, want)
+	}
+}
