@@ -5,23 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/airlockhq/airlock/profile"
 )
 
 // Requirement kinds of DESIGN.md section 3. Kinds are open strings: a
 // consumer may add its own, and whatever does not know a kind denies it.
+// The names are the profile's, which gives each kind its access.
 const (
 	// KindCommandExecute: run one simple command; the target is its
 	// argv-normalised text.
-	KindCommandExecute = "command.execute"
+	KindCommandExecute = profile.KindCommandExecute
 	// KindFilesystemRead: read a file or tree; the target is an absolute,
 	// cleaned path with symlinks resolved where they exist.
-	KindFilesystemRead = "filesystem.read"
+	KindFilesystemRead = profile.KindFilesystemRead
 	// KindFilesystemWrite: create, change or remove a file or tree.
-	KindFilesystemWrite = "filesystem.write"
+	KindFilesystemWrite = profile.KindFilesystemWrite
 	// KindNetworkConnect: open a connection; the target is host:port.
-	KindNetworkConnect = "network.connect"
+	KindNetworkConnect = profile.KindNetworkConnect
 	// KindToolInvoke: invoke a named tool (mcp__server__tool, WebSearch).
-	KindToolInvoke = "tool.invoke"
+	KindToolInvoke = profile.KindToolInvoke
 )
 
 // Hole stands, in [Requirement.Shape], for text that is only known when the

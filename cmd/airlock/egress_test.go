@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,17 +28,7 @@ func TestRunNet(t *testing.T) {
 	host := h.Addr4.String()
 
 	run := func(args ...string) (int, string, string) {
-		cmd := exec.Command(bin, append([]string{"run", "--workspace", ws}, args...)...)
-		var so, se strings.Builder
-		cmd.Stdout, cmd.Stderr = &so, &se
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, so.String(), se.String()
+		return runCLI(t, bin, append([]string{"run", "--workspace", ws}, args...)...)
 	}
 
 	report := filepath.Join(t.TempDir(), "report.json")

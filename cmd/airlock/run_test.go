@@ -20,6 +20,23 @@ func buildAirlock(t *testing.T) string {
 	return bin
 }
 
+// runCLI runs the built CLI and returns its exit status, stdout and
+// stderr; a failure to run it at all fails the test.
+func runCLI(t *testing.T, bin string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, so.String(), se.String()
+}
+
 func TestRunExitStatuses(t *testing.T) {
 	bin := buildAirlock(t)
 	ws := t.TempDir()
@@ -46,21 +63,12 @@ func TestRunExitStatuses(t *testing.T) {
 			if tt.name == "bad workspace" {
 				args = append([]string{"run"}, tt.args...)
 			}
-			cmd := exec.Command(bin, args...)
-			var so, se strings.Builder
-			cmd.Stdout, cmd.Stderr = &so, &se
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
+			code, so, se := runCLI(t, bin, args...)
+			if code != tt.code || !strings.Contains(se, tt.stderr) || (tt.wantOut != "" && so != tt.wantOut) {
+				t.Errorf("exit %d stdout %q stderr %q; want %d, stderr containing %q", code, so, se, tt.code, tt.stderr)
 			}
-			if code != tt.code || !strings.Contains(se.String(), tt.stderr) || (tt.wantOut != "" && so.String() != tt.wantOut) {
-				t.Errorf("exit %d stdout %q stderr %q; want %d, stderr containing %q", code, so.String(), se.String(), tt.code, tt.stderr)
-			}
-			if tt.code == 125 && strings.Count(strings.TrimSpace(se.String()), "\n") != 0 {
-				t.Errorf("setup failure printed more than one line: %q", se.String())
+			if tt.code == 125 && strings.Count(strings.TrimSpace(se), "\n") != 0 {
+				t.Errorf("setup failure printed more than one line: %q", se)
 			}
 		})
 	}
