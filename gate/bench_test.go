@@ -15,9 +15,8 @@ import (
 // prefix Bash rules over many command names, path rules over many
 // directories, network and MCP rules, with a deny and an ask for every
 // tenth name. Among them are the allow rules the benchmark command needs.
-func benchRules(b *testing.B, n int) *rules.Set {
+func benchRules(b *testing.B, base rules.Base, n int) *rules.Set {
 	b.Helper()
-	base := rules.Base{Root: "/ws", Cwd: "/ws", Home: "/home/u"}
 	layers := rules.Layers()
 	var rs []*rules.Rule
 	add := func(effect rules.Effect, match string) {
@@ -64,12 +63,13 @@ func benchRules(b *testing.B, n int) *rules.Set {
 // over the four layers. It reports the median and the 99th percentile of
 // single decisions.
 func BenchmarkDecide3SegmentBash10kRules(b *testing.B) {
-	set := benchRules(b, 10000)
+	dirs := newTestDirs(b)
+	set := benchRules(b, dirs.base(), 10000)
 	if set.Len() != 10000 {
 		b.Fatalf("%d rules", set.Len())
 	}
-	e := &Evaluator{Profile: WorkspaceAccess{Workspace: "/ws"}, Rules: set}
-	call := bashCall("/ws", "cd sub && git log --oneline -n 20 | head -5")
+	e := &Evaluator{Profile: dirs.profile(b, false), Rules: set}
+	call := dirs.bash("cd sub && git log --oneline -n 20 | head -5")
 	ctx := context.Background()
 	if d, err := e.Decide(ctx, call); err != nil || d.Effect != rules.Allow || len(d.Requirements) != 3 {
 		b.Fatalf("%+v %v", d, err)
@@ -90,7 +90,9 @@ func BenchmarkDecide3SegmentBash10kRules(b *testing.B) {
 
 // BenchmarkBashRequirements is the parsing part alone.
 func BenchmarkBashRequirements(b *testing.B) {
+	dirs := newTestDirs(b)
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tool.BashRequirements("cd sub && git log --oneline -n 20 | head -5", "/ws", "/home/u")
+		tool.BashRequirements("cd sub && git log --oneline -n 20 | head -5", dirs.ws, dirs.home)
 	}
 }

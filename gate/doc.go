@@ -3,9 +3,10 @@
 // An [Evaluator] takes a tool.Call, derives its requirements (package
 // tool) and decides each in the order of DESIGN.md section 1:
 //
-//  1. the profile's access for the requirement: Deny ends the decision;
-//     Gated and Allow go on (unresolved paths and unparsed shell are
-//     always Gated);
+//  1. the profile's access for the requirement ([ProfileAccess], which
+//     *profile.Profile implements; no profile makes everything Gated):
+//     Deny ends the decision; Gated and Allow go on (unresolved paths and
+//     unparsed shell are always Gated);
 //  2. deny rules of every layer, which apply to Gated and Allow alike;
 //  3. ask rules, which send even a profile-allowed requirement to a person;
 //  4. allow rules, which meet Gated requirements;
@@ -22,6 +23,8 @@
 // Decide returns; if that fails the decision is a denial.
 //
 // What this package does not do: parse tool input (package tool), rule
-// syntax and files (package rules), talk to a person (package approval),
-// verify grants or enforce anything (packages grant and sandbox).
+// syntax and files (package rules), say what a profile allows (package
+// profile: the gate asks it and keeps no access table of its own), talk
+// to a person (package approval), verify grants or enforce anything
+// (packages grant and sandbox).
 package gate

@@ -23,6 +23,14 @@ type Recorder interface {
 	Append(audit.Event) error
 }
 
+// ProfileAccess is what the gate reads of a profile in step 1: the access
+// it gives one requirement, and its fingerprint for grants and the audit.
+// *profile.Profile implements it.
+type ProfileAccess interface {
+	Access(kind, target string) profile.Access
+	Fingerprint() string
+}
+
 // DefaultGrantTTL is how long a grant lasts when Evaluator.GrantTTL is 0.
 const DefaultGrantTTL = 5 * time.Minute
 

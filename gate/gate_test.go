@@ -13,7 +13,6 @@ import (
 
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/grant"
-	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/tool"
 )
@@ -34,27 +33,13 @@ func (f *funcApprover) Approve(_ context.Context, req Request) (Answer, error) {
 	return f.answer, f.err
 }
 
-func bashCall(ws, command string) tool.Call {
-	in, _ := json.Marshal(map[string]string{"command": command})
-	return tool.Call{Tool: "Bash", Input: in, Workspace: ws, ExecutionID: "exec-1", Home: "/home/u"}
-}
-
-func mustRule(t *testing.T, effect rules.Effect, match string) *rules.Rule {
-	t.Helper()
-	r, err := rules.NewRule(effect, match, rules.Workspace, rules.Base{Root: "/ws", Cwd: "/ws", Home: "/home/u"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func TestApproveAlwaysSavesExactRules(t *testing.T) {
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "ws")
+	dirs := newTestDirs(t)
+	ws := dirs.ws
 	local := rules.LocalPath(ws)
 	ap := &funcApprover{answer: Answer{Verdict: ApproveAlways}}
-	e := &Evaluator{Profile: WorkspaceAccess{Workspace: ws}, Approver: ap, Remember: &rules.Writer{Path: local}}
-	d, err := e.Decide(context.Background(), bashCall(ws, "cd sub && git push origin main | tee $LOG"))
+	e := &Evaluator{Profile: dirs.profile(t, false), Approver: ap, Remember: &rules.Writer{Path: local}}
+	d, err := e.Decide(context.Background(), dirs.bash("cd sub && git push origin main | tee $LOG"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,22 +60,23 @@ func TestApproveAlwaysSavesExactRules(t *testing.T) {
 	}
 	// The same call asks again only about what could not be saved.
 	ap.answer = Answer{Verdict: DenyOnce}
-	d, _ = e.Decide(context.Background(), bashCall(ws, "cd sub && git push origin main"))
+	d, _ = e.Decide(context.Background(), dirs.bash("cd sub && git push origin main"))
 	if d.Effect != rules.Allow {
 		t.Errorf("after always: %s (%s)", d.Effect, d.Reason)
 	}
-	d, _ = e.Decide(context.Background(), bashCall(ws, "git push origin main --force"))
+	d, _ = e.Decide(context.Background(), dirs.bash("git push origin main --force"))
 	if d.Effect != rules.Deny || len(ap.asked) != 2 {
 		t.Errorf("a broader command must ask again: %s, asked %d times", d.Effect, len(ap.asked))
 	}
 }
 
 func TestApproveForExpires(t *testing.T) {
-	ws := filepath.Join(t.TempDir(), "ws")
+	dirs := newTestDirs(t)
+	ws := dirs.ws
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ap := &funcApprover{answer: Answer{Verdict: ApproveFor, For: time.Hour}}
 	e := &Evaluator{Approver: ap, Remember: &rules.Writer{Path: rules.LocalPath(ws)}, Now: func() time.Time { return now }}
-	if d, _ := e.Decide(context.Background(), bashCall(ws, "make")); d.Effect != rules.Allow || d.Approval != "for 1h0m0s" {
+	if d, _ := e.Decide(context.Background(), dirs.bash("make")); d.Effect != rules.Allow || d.Approval != "for 1h0m0s" {
 		t.Fatalf("%+v", d)
 	}
 	data, _ := os.ReadFile(rules.LocalPath(ws))
@@ -99,25 +85,26 @@ func TestApproveForExpires(t *testing.T) {
 	}
 	ap.answer = Answer{Verdict: DenyOnce}
 	now = now.Add(59 * time.Minute)
-	if d, _ := e.Decide(context.Background(), bashCall(ws, "make")); d.Effect != rules.Allow {
+	if d, _ := e.Decide(context.Background(), dirs.bash("make")); d.Effect != rules.Allow {
 		t.Errorf("within the hour: %s", d.Effect)
 	}
 	now = now.Add(2 * time.Minute)
-	if d, _ := e.Decide(context.Background(), bashCall(ws, "make")); d.Effect != rules.Deny {
+	if d, _ := e.Decide(context.Background(), dirs.bash("make")); d.Effect != rules.Deny {
 		t.Errorf("after the hour: %s", d.Effect)
 	}
 }
 
 func TestDenyAlways(t *testing.T) {
-	ws := filepath.Join(t.TempDir(), "ws")
+	dirs := newTestDirs(t)
+	ws := dirs.ws
 	ap := &funcApprover{answer: Answer{Verdict: DenyAlways, Reason: "never"}}
 	e := &Evaluator{Approver: ap, Remember: &rules.Writer{Path: rules.LocalPath(ws)}}
-	d, err := e.Decide(context.Background(), bashCall(ws, "curl evil.sh"))
+	d, err := e.Decide(context.Background(), dirs.bash("curl evil.sh"))
 	if err != nil || d.Effect != rules.Deny || !strings.Contains(d.Reason, "never") {
 		t.Fatalf("%+v %v", d, err)
 	}
-	e2 := &Evaluator{Rules: mustLoad(t, ws), Profile: staticAccess{fallback: profile.AccessAllow}}
-	if d, _ := e2.Decide(context.Background(), bashCall(ws, "curl evil.sh")); d.Effect != rules.Deny {
+	e2 := &Evaluator{Rules: mustLoad(t, ws), Profile: allowEverything{}}
+	if d, _ := e2.Decide(context.Background(), dirs.bash("curl evil.sh")); d.Effect != rules.Deny {
 		t.Errorf("saved deny did not apply even where the profile allows: %+v", d)
 	}
 }
@@ -132,8 +119,9 @@ func mustLoad(t *testing.T, ws string) *rules.Set {
 }
 
 func TestNoApproverAsksAndHeadlessDenies(t *testing.T) {
-	e := &Evaluator{Profile: WorkspaceAccess{Workspace: "/ws"}}
-	d, err := e.Decide(context.Background(), bashCall("/ws", "make"))
+	dirs := newTestDirs(t)
+	e := &Evaluator{Profile: dirs.profile(t, false)}
+	d, err := e.Decide(context.Background(), dirs.bash("make"))
 	if err != nil || d.Effect != rules.Ask {
 		t.Fatalf("no approver: %s %v", d.Effect, err)
 	}
@@ -141,25 +129,26 @@ func TestNoApproverAsksAndHeadlessDenies(t *testing.T) {
 		t.Errorf("Decision.Err for ask: %v", d.Err())
 	}
 	e.Approver = &funcApprover{err: ErrApprovalRequired}
-	d, err = e.Decide(context.Background(), bashCall("/ws", "make"))
+	d, err = e.Decide(context.Background(), dirs.bash("make"))
 	if !errors.Is(err, ErrApprovalRequired) || d.Effect != rules.Deny || !strings.Contains(d.Reason, "headless") {
 		t.Fatalf("headless: %+v %v", d, err)
 	}
 	e.Approver = &funcApprover{err: errors.New("socket closed")}
-	d, err = e.Decide(context.Background(), bashCall("/ws", "make"))
+	d, err = e.Decide(context.Background(), dirs.bash("make"))
 	if err == nil || d.Effect != rules.Deny {
 		t.Fatalf("failing approver: %+v %v", d, err)
 	}
 }
 
 func TestGrantsBoundToTheCall(t *testing.T) {
+	dirs := newTestDirs(t)
 	issuer := grant.NewRandomIssuer()
-	prof := WorkspaceAccess{Workspace: "/ws"}
+	prof := dirs.profile(t, false)
 	e := &Evaluator{
 		Profile: prof, Issuer: issuer,
-		Rules: rules.NewSet([]*rules.Rule{mustRule(t, rules.Allow, "Bash(git status)"), mustRule(t, rules.Allow, "Bash(cat *)")}),
+		Rules: rules.NewSet([]*rules.Rule{dirs.rule(t, rules.Allow, "Bash(git status)"), dirs.rule(t, rules.Allow, "Bash(cat *)")}),
 	}
-	call := bashCall("/ws", "git status && cat README")
+	call := dirs.bash("git status && cat README")
 	d, err := e.Decide(context.Background(), call)
 	if err != nil || d.Effect != rules.Allow {
 		t.Fatalf("%+v %v", d, err)
@@ -168,7 +157,7 @@ func TestGrantsBoundToTheCall(t *testing.T) {
 	if len(d.Grants) != 2 {
 		t.Fatalf("%d grants, want 2", len(d.Grants))
 	}
-	want := grant.Binding{ExecutionID: "exec-1", Command: "git status && cat README", Dir: "/ws",
+	want := grant.Binding{ExecutionID: "exec-1", Command: "git status && cat README", Dir: dirs.ws,
 		Profile: prof.Fingerprint(), Kind: tool.KindCommandExecute, Target: "git status"}
 	if _, err := issuer.Redeem(d.Grants[0].Token, want); err != nil {
 		t.Fatalf("redeem: %v", err)
@@ -204,11 +193,12 @@ func (m *memRecorder) Append(e audit.Event) error {
 }
 
 func TestRecorder(t *testing.T) {
+	dirs := newTestDirs(t)
 	rec := &memRecorder{}
-	e := &Evaluator{Profile: WorkspaceAccess{Workspace: "/ws"}, Recorder: rec, Issuer: grant.NewRandomIssuer(),
-		Rules: rules.NewSet([]*rules.Rule{mustRule(t, rules.Deny, "Bash(rm -rf *)"), mustRule(t, rules.Allow, "Bash(ls)")})}
-	e.Decide(context.Background(), bashCall("/ws", "rm -rf x"))
-	e.Decide(context.Background(), bashCall("/ws", "ls"))
+	e := &Evaluator{Profile: dirs.profile(t, false), Recorder: rec, Issuer: grant.NewRandomIssuer(),
+		Rules: rules.NewSet([]*rules.Rule{dirs.rule(t, rules.Deny, "Bash(rm -rf *)"), dirs.rule(t, rules.Allow, "Bash(ls)")})}
+	e.Decide(context.Background(), dirs.bash("rm -rf x"))
+	e.Decide(context.Background(), dirs.bash("ls"))
 	if len(rec.events) != 2 {
 		t.Fatalf("%d events", len(rec.events))
 	}
@@ -223,82 +213,40 @@ func TestRecorder(t *testing.T) {
 	}
 	// A decision that cannot be recorded is a denial.
 	rec.fail = errors.New("disk full")
-	d, err := e.Decide(context.Background(), bashCall("/ws", "ls"))
+	d, err := e.Decide(context.Background(), dirs.bash("ls"))
 	if err == nil || d.Effect != rules.Deny || d.Layer != LayerAudit || len(d.Grants) != 0 {
 		t.Errorf("unrecordable decision: %+v %v", d, err)
 	}
 }
 
 func TestRecorderWithAuditLog(t *testing.T) {
+	dirs := newTestDirs(t)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	log, err := audit.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	e := &Evaluator{Profile: WorkspaceAccess{Workspace: "/ws"}, Recorder: log}
-	e.Decide(context.Background(), bashCall("/ws", "git push"))
+	prof := dirs.profile(t, false)
+	e := &Evaluator{Profile: prof, Recorder: log}
+	e.Decide(context.Background(), dirs.bash("git push"))
 	data, _ := os.ReadFile(path)
-	if !strings.Contains(string(data), `"decision":"ask"`) || !strings.Contains(string(data), `"target":"git push"`) {
+	if !strings.Contains(string(data), `"decision":"ask"`) || !strings.Contains(string(data), `"target":"git push"`) ||
+		!strings.Contains(string(data), `"profile":"`+prof.Fingerprint()+`"`) {
 		t.Errorf("audit log: %s", data)
 	}
 }
 
-func TestWorkspaceAccess(t *testing.T) {
-	w := WorkspaceAccess{Workspace: "/ws"}
-	tests := []struct {
-		kind, target string
-		want         profile.Access
-	}{
-		{tool.KindCommandExecute, "ls", profile.AccessGated},
-		{tool.KindFilesystemRead, "/ws/a", profile.AccessAllow},
-		{tool.KindFilesystemRead, "/usr/lib/x", profile.AccessAllow},
-		{tool.KindFilesystemRead, "/opt/tool/bin", profile.AccessAllow},
-		{tool.KindFilesystemRead, "/etc/hosts", profile.AccessAllow},
-		{tool.KindFilesystemRead, "/etc/shadow", profile.AccessDeny},
-		{tool.KindFilesystemRead, "/etc/sudoers.d/x", profile.AccessDeny},
-		{tool.KindFilesystemRead, "/home/u/.ssh/id_rsa", profile.AccessDeny},
-		{tool.KindFilesystemRead, "/wsx/a", profile.AccessDeny},
-		{tool.KindFilesystemWrite, "/ws/src/a.go", profile.AccessAllow},
-		{tool.KindFilesystemWrite, "/ws/.git/hooks/pre-push", profile.AccessGated},
-		{tool.KindFilesystemWrite, "/ws/.git/config", profile.AccessGated},
-		{tool.KindFilesystemWrite, "/ws/.git/objects/x", profile.AccessAllow},
-		{tool.KindFilesystemWrite, "/ws/.claude/settings.json", profile.AccessGated},
-		{tool.KindFilesystemWrite, "/ws/.mcp.json", profile.AccessGated},
-		{tool.KindFilesystemWrite, "/ws/.vscode/tasks.json", profile.AccessGated},
-		{tool.KindFilesystemWrite, "/ws/sub/.bashrc", profile.AccessGated},
-		{tool.KindFilesystemWrite, "/etc/passwd", profile.AccessDeny},
-		{tool.KindNetworkConnect, "example.com:443", profile.AccessGated},
-		{tool.KindNetworkConnect, "127.0.0.1:80", profile.AccessDeny},
-		{tool.KindNetworkConnect, "[::1]:22", profile.AccessDeny},
-		{tool.KindNetworkConnect, "10.1.2.3:443", profile.AccessDeny},
-		{tool.KindNetworkConnect, "169.254.169.254:80", profile.AccessDeny},
-		{tool.KindNetworkConnect, "localhost:8080", profile.AccessDeny},
-		{tool.KindToolInvoke, "mcp__x__y", profile.AccessGated},
-		{"deployment.write", "prod", profile.AccessDeny},
-	}
-	for _, tt := range tests {
-		if got := w.Access(tt.kind, tt.target); got != tt.want {
-			t.Errorf("%s %s: %v, want %v", tt.kind, tt.target, got, tt.want)
-		}
-	}
-	if (WorkspaceAccess{Workspace: "/ws", AutoAllowInSandbox: true}).Access(tool.KindCommandExecute, "ls") != profile.AccessAllow {
-		t.Error("AutoAllowInSandbox")
-	}
-	if w.Fingerprint() == (WorkspaceAccess{Workspace: "/ws", AutoAllowInSandbox: true}).Fingerprint() {
-		t.Error("fingerprints must differ")
-	}
-}
-
 func TestConcurrentDecide(t *testing.T) {
-	ws := filepath.Join(t.TempDir(), "ws")
+	dirs := newTestDirs(t)
+	ws := dirs.ws
 	e := &Evaluator{Approver: &funcApprover{answer: Answer{Verdict: ApproveAlways}}, Remember: &rules.Writer{Path: rules.LocalPath(ws)}}
 	var wg sync.WaitGroup
 	for i := 0; i < 20; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			if d, err := e.Decide(context.Background(), bashCall(ws, "echo "+strings.Repeat("x", i+1))); err != nil || d.Effect != rules.Allow {
+			if d, err := e.Decide(context.Background(), dirs.bash("echo "+strings.Repeat("x", i+1))); err != nil || d.Effect != rules.Allow {
 				t.Errorf("%+v %v", d, err)
 			}
 		}(i)

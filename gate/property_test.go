@@ -53,13 +53,12 @@ func rank(e rules.Effect) int {
 	return 2
 }
 
-func randomRules(t *testing.T, rng *rand.Rand, n int) []*rules.Rule {
+func randomRules(t *testing.T, dirs testDirs, rng *rand.Rand, n int) []*rules.Rule {
 	effects := []rules.Effect{rules.Allow, rules.Ask, rules.Deny}
 	layers := rules.Layers()
 	var rs []*rules.Rule
 	for i := 0; i < n; i++ {
-		r, err := rules.NewRule(effects[rng.Intn(3)], poolRules[rng.Intn(len(poolRules))], layers[rng.Intn(len(layers))],
-			rules.Base{Root: testWorkspace, Cwd: testWorkspace, Home: testHome})
+		r, err := rules.NewRule(effects[rng.Intn(3)], dirs.real(poolRules[rng.Intn(len(poolRules))]), layers[rng.Intn(len(layers))], dirs.base())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,10 +67,10 @@ func randomRules(t *testing.T, rng *rand.Rand, n int) []*rules.Rule {
 	return rs
 }
 
-func decideWith(prof ProfileAccess, rs []*rules.Rule, c struct{ tool, input string }) rules.Effect {
+func decideWith(dirs testDirs, prof ProfileAccess, rs []*rules.Rule, c struct{ tool, input string }) rules.Effect {
 	e := &Evaluator{Profile: prof, Rules: rules.NewSet(rs)}
-	d, _ := e.Decide(context.Background(), tool.Call{Tool: c.tool, Input: []byte(c.input), Workspace: testWorkspace, Home: testHome})
-	return d.Effect
+	dec, _ := e.Decide(context.Background(), tool.Call{Tool: c.tool, Input: []byte(dirs.real(c.input)), Workspace: dirs.ws, Home: dirs.home})
+	return dec.Effect
 }
 
 // TestPropertyMonotone: adding a deny rule never makes a decision more
@@ -79,14 +78,15 @@ func decideWith(prof ProfileAccess, rs []*rules.Rule, c struct{ tool, input stri
 // less permissive (an allow stays an allow).
 func TestPropertyMonotone(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
-	profiles := testProfiles()
+	dirs := newTestDirs(t)
+	profiles := testProfiles(t, dirs)
 	for iter := 0; iter < 3000; iter++ {
 		prof := profiles[poolProfiles[rng.Intn(len(poolProfiles))]]
-		base := randomRules(t, rng, rng.Intn(8))
+		base := randomRules(t, dirs, rng, rng.Intn(8))
 		c := poolCalls[rng.Intn(len(poolCalls))]
-		before := decideWith(prof, base, c)
-		extra := randomRules(t, rng, 1)[0]
-		after := decideWith(prof, append(append([]*rules.Rule(nil), base...), extra), c)
+		before := decideWith(dirs, prof, base, c)
+		extra := randomRules(t, dirs, rng, 1)[0]
+		after := decideWith(dirs, prof, append(append([]*rules.Rule(nil), base...), extra), c)
 		switch extra.Effect {
 		case rules.Deny:
 			if rank(after) > rank(before) {

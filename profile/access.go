@@ -102,10 +102,17 @@ func (p *Profile) Denied(path string) bool {
 }
 
 // IsProtected reports whether path is, or is beneath, one of the protected
-// paths of the workspace.
+// paths of the workspace. An entry's * and ? match within one name, as in
+// the sandbox, which protects every match (.git/modules/*/hooks).
 func (p *Profile) IsProtected(path string) bool {
-	for _, rel := range p.spec.Filesystem.Protected {
-		if within(filepath.Join(p.spec.Workspace, rel), path) {
+	rel, ok := strings.CutPrefix(path, p.spec.Workspace+"/")
+	if !ok {
+		return false
+	}
+	parts := splitPath(rel)
+	for _, entry := range p.spec.Filesystem.Protected {
+		pat := splitPath(filepath.Clean(entry))
+		if len(parts) >= len(pat) && matchParts(pat, parts[:len(pat)]) {
 			return true
 		}
 	}
@@ -153,7 +160,7 @@ func (p *Profile) networkAccess(target string) Access {
 			return AccessDeny
 		}
 	}
-	if strings.EqualFold(host, "localhost") {
+	if isBlockedName(host) {
 		return AccessDeny
 	}
 	switch p.spec.Network.Mode {
@@ -165,6 +172,16 @@ func (p *Profile) networkAccess(target string) Access {
 		}
 	}
 	return AccessGated
+}
+
+// isBlockedName reports whether host is a name for this machine (localhost,
+// *.localhost: RFC 6761) or for a cloud metadata service, in any case and
+// with or without the root's trailing dot. The gate sees names, not the
+// addresses they resolve to, so these are denied like their addresses.
+func isBlockedName(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	return h == "localhost" || strings.HasSuffix(h, ".localhost") ||
+		h == "metadata.google.internal" || h == "metadata"
 }
 
 func (p *Profile) allowsLiteral(target string) bool {
@@ -226,6 +243,7 @@ var blockedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("192.0.0.0/24"),      // IETF protocol assignments
 	netip.MustParsePrefix("198.18.0.0/15"),     // benchmarking
 	netip.MustParsePrefix("240.0.0.0/4"),       // reserved
+	netip.MustParsePrefix("168.63.129.16/32"),  // Azure's wire server and metadata
 	netip.MustParsePrefix("fd00:ec2::254/128"), // AWS metadata over IPv6 (inside ULA, listed for clarity)
 	netip.MustParsePrefix("64:ff9b::/96"),      // NAT64 can reach private IPv4
 }
