@@ -12,6 +12,7 @@ import (
 	"github.com/airlockhq/airlock/egress"
 	"github.com/airlockhq/airlock/grant"
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/linux"
 )
 
 // ErrUnavailable is the class of errors for a profile whose required
@@ -119,6 +120,9 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 			return nil, err
 		}
 	}
+	// A supervisor killed outright cannot remove its run's cgroup; the
+	// next one does.
+	linux.SweepStale(h.cgroups)
 	return &Executor{profile: p, opts: opts, host: h, report: r, policy: pol}, nil
 }
 

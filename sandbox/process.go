@@ -302,7 +302,7 @@ func (p *Process) spawn() error {
 // newCgroup creates the run's cgroup with the profile's budgets.
 func (p *Process) newCgroup() error {
 	b := p.e.profile.Spec().Budgets
-	cg, err := linux.NewCgroup(p.e.host.cgroups, "airlock-"+p.runID, linux.Limits{
+	cg, err := linux.NewCgroup(p.e.host.cgroups, linux.CgroupName(p.runID), linux.Limits{
 		MemoryBytes: int64(b.Memory), Pids: int64(b.Pids), CPU: b.CPU,
 	})
 	p.cg = cg

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,9 +228,11 @@ func TestNothingLeftBehind(t *testing.T) {
 	// that appear during this test count.
 	before := airlockCgroups(t)
 	for _, c := range []sandbox.Cmd{
-		{Args: []string{"sh", "-c", "(setsid sleep 1000 " + marker + " &) ; true"}},
-		{Args: []string{"sh", "-c", "sleep 1000 " + marker + " & sleep 1000"}, Timeout: 200 * time.Millisecond},
-		{Args: []string{"sh", "-c", "sleep 1000 " + marker + " & yes"}},
+		// sh -c '...' MARKER puts the marker in the long-lived shell's
+		// argv (sleep itself would reject an extra argument).
+		{Args: []string{"sh", "-c", "(setsid sh -c 'sleep 1000; :' " + marker + " &) ; sleep 0.2"}},
+		{Args: []string{"sh", "-c", "sh -c 'sleep 1000; :' " + marker + " & sleep 1000"}, Timeout: 300 * time.Millisecond},
+		{Args: []string{"sh", "-c", "sh -c 'sleep 1000; :' " + marker + " & sleep 0.2; yes"}},
 		{Args: []string{"no-such-program-" + marker}},
 	} {
 		if _, err := ex.Run(context.Background(), c); err != nil && !errors.Is(err, sandbox.ErrSetup) {
@@ -242,6 +245,20 @@ func TestNothingLeftBehind(t *testing.T) {
 		if strings.Contains(string(b), marker) {
 			t.Errorf("a process of the run survived: %s %q", p, b)
 		}
+	}
+	// Positive control: the same detached shell outside the sandbox is
+	// found by the scan above (and then ended by this test, by its pid).
+	ctl := exec.Command("sh", "-c", "sleep 1000; :", marker)
+	if err := ctl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ctl.Process.Kill(); _ = ctl.Wait() }()
+	var b []byte
+	for start := time.Now(); len(b) == 0 && time.Since(start) < 2*time.Second; time.Sleep(5 * time.Millisecond) {
+		b, _ = os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ctl.Process.Pid)) // empty until exec is done
+	}
+	if !strings.Contains(string(b), marker) {
+		t.Fatalf("positive control: the marker is not in the host process's cmdline %q", b)
 	}
 	for dir := range airlockCgroups(t) {
 		if !before[dir] {

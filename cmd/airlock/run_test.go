@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // buildAirlock compiles the CLI once per test binary run.
@@ -152,4 +155,67 @@ func TestRunAudit(t *testing.T) {
 	if strings.Join(types, " ") != strings.Join(want, " ") {
 		t.Errorf("events %v; want %v", types, want)
 	}
+}
+
+// TestSupervisorKilled: when airlock itself is killed outright, nothing of
+// the run survives it, and the cgroup it could not remove is removed by
+// the next airlock that starts.
+func TestSupervisorKilled(t *testing.T) {
+	bin := buildAirlock(t)
+	ws := t.TempDir()
+	marker := fmt.Sprintf("airlock-supervisor-killed-%d", time.Now().UnixNano())
+	cmd := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", `echo started; sh -c 'sleep 1000; :' `+marker)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 8)
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "started\n" {
+		t.Fatalf("the run did not start: %q %v", line, err)
+	}
+	for start := time.Now(); !markerAlive(marker); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("positive control: the sandboxed sleep is not visible on the host")
+		}
+	}
+	pid := cmd.Process.Pid
+	stale, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/*/*/airlock-%d-*", pid))
+	more, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/airlock-%d-*", pid))
+	stale = append(stale, more...)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for markerAlive(marker) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sandboxed process survived its supervisor")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(stale) == 0 {
+		t.Log("no cgroup for this run (cgroups not writable here); only the process check applies")
+		return
+	}
+	if code, _, se := runCLI(t, bin, "run", "--workspace", ws, "--", "true"); code != 0 {
+		t.Fatalf("next run: %d %s", code, se)
+	}
+	for _, d := range stale {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("the killed run's cgroup %s is still there after the next run", d)
+		}
+	}
+}
+
+func markerAlive(marker string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), marker) {
+			return true
+		}
+	}
+	return false
 }

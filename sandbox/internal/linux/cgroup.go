@@ -380,3 +380,58 @@ func (cg *Cgroup) Remove() error {
 	}
 	return firstErr
 }
+
+// CgroupName is the name of one run's cgroup: it carries the supervisor's
+// pid, so that a later supervisor can tell a cgroup whose owner died
+// (SIGKILL leaves no chance to clean up) from one still in use.
+func CgroupName(runID string) string {
+	return fmt.Sprintf("airlock-%d-%s", os.Getpid(), runID)
+}
+
+// SweepStale removes the empty run cgroups, next to where this process
+// makes its own, whose supervisor is no longer alive. A cgroup with
+// processes in it, or whose owner lives, is left alone; so is anything
+// not named by CgroupName.
+func SweepStale(l CgroupLayout) (removed []string) {
+	if !l.Writable {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, parent := range l.Dirs {
+		if seen[parent] {
+			continue
+		}
+		seen[parent] = true
+		entries, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			pid, ok := ownerPid(e.Name())
+			if !ok || !e.IsDir() || pid == os.Getpid() {
+				continue
+			}
+			if err := unix.Kill(pid, 0); err == nil || errors.Is(err, unix.EPERM) {
+				continue // the owner (or a process reusing its pid) lives
+			}
+			dir := filepath.Join(parent, e.Name())
+			if unix.Rmdir(dir) == nil { // fails while anything is inside
+				removed = append(removed, dir)
+			}
+		}
+	}
+	return removed
+}
+
+func ownerPid(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "airlock-")
+	if !ok {
+		return 0, false
+	}
+	pidText, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(pidText)
+	return pid, err == nil && pid > 0
+}
