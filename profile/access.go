@@ -121,11 +121,11 @@ func (p *Profile) IsProtected(path string) bool {
 
 // CanRead reports whether path is beneath a readable path (ignoring deny).
 func (p *Profile) CanRead(path string) bool {
-	if within(p.spec.Workspace, path) {
+	if Within(p.spec.Workspace, path) {
 		return true
 	}
 	for _, r := range append(p.spec.Filesystem.Read, p.spec.Filesystem.Write...) {
-		if within(r, path) {
+		if Within(r, path) {
 			return true
 		}
 	}
@@ -135,18 +135,19 @@ func (p *Profile) CanRead(path string) bool {
 // CanWrite reports whether path is beneath a writable path (ignoring deny
 // and protection).
 func (p *Profile) CanWrite(path string) bool {
-	if !p.spec.ReadOnlyWorkspace && within(p.spec.Workspace, path) {
+	if !p.spec.ReadOnlyWorkspace && Within(p.spec.Workspace, path) {
 		return true
 	}
 	for _, w := range p.spec.Filesystem.Write {
-		if within(w, path) {
+		if Within(w, path) {
 			return true
 		}
 	}
 	return false
 }
 
-func within(dir, path string) bool {
+// Within reports whether the clean absolute path is dir or beneath it.
+func Within(dir, path string) bool {
 	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }
 

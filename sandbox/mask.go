@@ -95,7 +95,7 @@ func maskedPaths(p *profile.Profile) ([]string, error) {
 	// Deep globs outside the workspace are matched from their fixed root.
 	for _, g := range deep {
 		root := globRoot(g)
-		if within(ws, root) || within(root, ws) {
+		if profile.Within(ws, root) || profile.Within(root, ws) {
 			continue
 		}
 		if _, err := os.Stat(root); err != nil {

@@ -45,7 +45,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		dir = filepath.Join(ws, dir)
 	}
 	dir = filepath.Clean(dir)
-	if !p.CanRead(dir) && dir != home && dir != sandboxTmp && !within(home, dir) && !within(sandboxTmp, dir) {
+	if !p.CanRead(dir) && dir != home && dir != sandboxTmp && !profile.Within(home, dir) && !profile.Within(sandboxTmp, dir) {
 		return nil, &SetupError{Step: "working directory", Err: fmt.Errorf("%s is not visible in the sandbox; use a directory inside the workspace %s", dir, ws)}
 	}
 
@@ -163,11 +163,11 @@ func sandboxHome(s profile.Spec) string {
 	}
 	h = filepath.Clean(h)
 	for _, r := range append(append([]string{}, s.Filesystem.Read...), s.Filesystem.Write...) {
-		if within(r, h) {
+		if profile.Within(r, h) {
 			return "/home/sandbox"
 		}
 	}
-	if within(h, s.Workspace) || !within(s.Workspace, h) {
+	if profile.Within(h, s.Workspace) || !profile.Within(s.Workspace, h) {
 		return h
 	}
 	return "/home/sandbox"
@@ -245,7 +245,7 @@ func visiblePath(s profile.Spec, callerPath string) string {
 			continue
 		}
 		for _, r := range append(append([]string{s.Workspace}, s.Filesystem.Read...), s.Filesystem.Write...) {
-			if within(r, d) {
+			if profile.Within(r, d) {
 				keep = append(keep, d)
 				break
 			}
@@ -266,7 +266,3 @@ func nofileLimit() uint64 {
 }
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
-
-func within(dir, path string) bool {
-	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
-}
