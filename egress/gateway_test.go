@@ -12,8 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -157,7 +155,7 @@ func newLab(t *testing.T, mode string, allow ...string) *lab {
 		l.mu.Unlock()
 		return nil
 	}}
-	before := gatewayGoroutines()
+	before := testnet.GatewayGoroutines()
 	l.gw, err = egress.Serve(tap, egress.Config{
 		Policy: pol, Resolver: l.dns.Resolver(), Dialer: dialer,
 		OnDenial: func(d egress.Denial) {
@@ -173,7 +171,7 @@ func newLab(t *testing.T, mode string, allow ...string) *lab {
 		if err := l.gw.Close(); err != nil {
 			t.Errorf("close gateway: %v", err)
 		}
-		if left := waitGoroutines(before); left != "" {
+		if left := testnet.WaitGatewayGoroutines(len(before)); left != "" {
 			t.Errorf("goroutines of the gateway left after Close:\n%s", left)
 		}
 	})
@@ -496,35 +494,5 @@ func TestGatewayClose(t *testing.T) {
 	}
 	if out, err := exec.Command("ip", "-n", l.sbx.Name, "link", "show", egress.TapName).CombinedOutput(); err == nil {
 		t.Fatalf("the TAP device outlived the gateway:\n%s", out)
-	}
-}
-
-// gatewayGoroutines lists the stacks of goroutines running code of the
-// egress package or of gVisor.
-func gatewayGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "airlock/egress.") || strings.Contains(g, "gvisor.dev/gvisor") {
-			out = append(out, g)
-		}
-	}
-	return out
-}
-
-// waitGoroutines waits up to two seconds for the gateway's goroutines to
-// be back to before, and returns the extra ones.
-func waitGoroutines(before []string) string {
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		now := gatewayGoroutines()
-		if len(now) <= len(before) {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			return strings.Join(slices.Clip(now), "\n\n")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -329,7 +328,7 @@ func TestEgressTeardown(t *testing.T) {
 	testnet.RequireTools(t, "nc")
 	l := newEgressLab(t)
 	ex, _ := l.executor(t, profile.NetworkSpec{Mode: profile.NetworkModeAllow, Allow: []string{"allowed.test:7"}})
-	before := egressGoroutines()
+	before := testnet.GatewayGoroutines()
 	for _, c := range []struct {
 		name    string
 		script  string
@@ -353,7 +352,7 @@ func TestEgressTeardown(t *testing.T) {
 			if n := l.echoOpen.Load(); n != 0 {
 				t.Fatalf("the test host still holds %d connections after the run ended", n)
 			}
-			if left := waitEgressGoroutines(len(before)); left != "" {
+			if left := testnet.WaitGatewayGoroutines(len(before)); left != "" {
 				t.Fatalf("goroutines of the egress layer outlived the run:\n%s", left)
 			}
 		})
@@ -378,31 +377,5 @@ func TestEgressReportJSON(t *testing.T) {
 	wantJSON := fmt.Sprintf(`{"kind":"network","protocol":"tcp","target":"%s:22","reason":"not in allowlist"}`, l.pub.Addr4)
 	if !strings.Contains(string(b), wantJSON) {
 		t.Fatalf("report %s; want %s", b, wantJSON)
-	}
-}
-
-func egressGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "airlock/egress.") || strings.Contains(g, "gvisor.dev/gvisor") {
-			out = append(out, g)
-		}
-	}
-	return out
-}
-
-func waitEgressGoroutines(n int) string {
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		now := egressGoroutines()
-		if len(now) <= n {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			return strings.Join(now, "\n\n")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
