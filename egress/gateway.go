@@ -359,18 +359,8 @@ func (g *Gateway) handleTCP(r *tcp.ForwarderRequest) {
 	id := r.ID()
 	dst := addrOf(id.LocalAddress)
 	port := id.LocalPort
-	if g.isGateway(dst) {
-		g.deny(Denial{Protocol: ProtoTCP, Host: dst.String(), Port: port, Reason: "the gateway serves only DNS on port 53"})
-		r.Complete(true)
-		return
-	}
-	names := g.namesOf(dst)
-	host := dst.String()
-	if len(names) > 0 {
-		host = names[len(names)-1]
-	}
-	if ok, reason := g.policy.Decide(dst, port, names); !ok {
-		g.deny(Denial{Protocol: ProtoTCP, Host: host, Port: port, Reason: reason})
+	if ok, d := g.decideTCP(dst, port); !ok {
+		g.deny(d)
 		r.Complete(true)
 		return
 	}
@@ -389,6 +379,34 @@ func (g *Gateway) handleTCP(r *tcp.ForwarderRequest) {
 		return
 	}
 	g.splice(gonet.NewTCPConn(&wq, ep), up)
+}
+
+// decideTCP decides a connection to dst:port; when it refuses, the
+// Denial says why.
+func (g *Gateway) decideTCP(dst netip.Addr, port uint16) (bool, Denial) {
+	if g.isGateway(dst) {
+		return false, Denial{Protocol: ProtoTCP, Host: dst.String(), Port: port, Reason: "the gateway serves only DNS on port 53"}
+	}
+	names := g.namesOf(dst)
+	host := dst.String()
+	if len(names) > 0 {
+		host = names[len(names)-1]
+	}
+	if ok, reason := g.policy.Decide(dst, port, names); !ok {
+		return false, Denial{Protocol: ProtoTCP, Host: host, Port: port, Reason: reason}
+	}
+	return true, Denial{}
+}
+
+// PermitsTCP reports whether the gateway would carry a TCP connection
+// from the sandbox to dst:port right now: the same decision, against the
+// same names this gateway resolved, that a connection arriving on the
+// TAP device gets. It records nothing; a caller that connects on the
+// sandbox's behalf when it is true (see the sandbox's connect broker)
+// leaves every refusal to the gateway, which records it.
+func (g *Gateway) PermitsTCP(dst netip.Addr, port uint16) bool {
+	ok, _ := g.decideTCP(dst.Unmap(), port)
+	return ok
 }
 
 // splice copies both ways until both directions end, passing half-closes

@@ -44,8 +44,10 @@ func usesGateway(n profile.NetworkSpec, h HostInfo) bool {
 }
 
 // planEgress adds the network to a compiled plan: loopback, the TAP
-// device and its addresses, and an /etc/resolv.conf naming the gateway.
-func planEgress(pl *plan) {
+// device and its addresses, and an /etc/resolv.conf naming the gateway;
+// with brokered, the connect notifier too (connect.go), which needs the
+// default dialer: the broker connects with sockets of its own.
+func planEgress(pl *plan, brokered bool) {
 	pl.config.LoopbackUp = true
 	pl.config.Network = &linux.NetworkConfig{
 		Tap:        egress.TapName,
@@ -55,6 +57,8 @@ func planEgress(pl *plan) {
 		Addrs:      []string{egress.SandboxIPv4 + "/32", egress.SandboxIPv6 + "/128"},
 		Gateways:   []string{egress.GatewayIPv4, egress.GatewayIPv6},
 		FD:         tapHandoffFD,
+
+		ConnectNotify: brokered,
 	}
 	pl.config.Mounts = append(pl.config.Mounts, linux.Mount{
 		Kind:    linux.MountFile,
@@ -119,6 +123,24 @@ func (p *Process) startGateway(h *tapHandoff) error {
 	return nil
 }
 
+// startBroker receives the connect notifier's listener, if the helper
+// has one, and answers it for the rest of the run. Without one every
+// connection goes through the gateway's stack, as it would anyway.
+func (p *Process) startBroker(h *tapHandoff) error {
+	l, err := receiveNotifier(h.parent)
+	if err != nil || l < 0 {
+		return err
+	}
+	p.gwMu.Lock()
+	defer p.gwMu.Unlock()
+	b, err := startConnectBroker(l, p.gw, egress.DefaultDialTimeout)
+	if err != nil {
+		return err
+	}
+	p.broker = b
+	return nil
+}
+
 func receiveTAP(sock *os.File) (*os.File, error) {
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4))
@@ -161,11 +183,14 @@ func (p *Process) noteDenial(d egress.Denial) {
 // returns its denials. Safe to call more than once.
 func (p *Process) closeGateway() []Denial {
 	p.gwMu.Lock()
-	gw := p.gw
-	p.gw = nil
+	gw, b := p.gw, p.broker
+	p.gw, p.broker = nil, nil
 	p.gwMu.Unlock()
 	if gw == nil {
 		return nil
+	}
+	if b != nil {
+		b.close()
 	}
 	gw.Close()
 	list, dropped := gw.Denials()

@@ -60,6 +60,7 @@ type Process struct {
 	// while Start holds mu.
 	gwMu        sync.Mutex
 	gw          *egress.Gateway
+	broker      *connectBroker
 	stderr      io.Writer // the run's stderr, shared with denial lines
 	denialLines atomic.Int64
 }
@@ -70,7 +71,7 @@ func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
 		return nil, err
 	}
 	if e.policy != nil {
-		planEgress(pl)
+		planEgress(pl, e.opts.Dialer == nil)
 	}
 	if e.opts.Grants != nil {
 		if err := redeemGrants(e.profile, e.opts.Grants, cmd, pl.config.Dir); err != nil {
@@ -272,6 +273,9 @@ func (p *Process) spawn() error {
 	var gwErr error
 	if handoff != nil && werr == nil {
 		gwErr = p.startGateway(handoff)
+		if gwErr == nil && cfg.Network.ConnectNotify {
+			gwErr = p.startBroker(handoff)
+		}
 		handoff.parent.Close() // a helper still waiting for the go-ahead fails
 	}
 	msg, _ := io.ReadAll(errR)

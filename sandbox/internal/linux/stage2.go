@@ -103,6 +103,9 @@ func Stage2() {
 	fail("find command", err)
 	fail("drop capabilities", dropCapabilities())
 	fail("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+	if cfg.Network != nil && cfg.Network.ConnectNotify {
+		fail("connect notifier", handOverNotifier(cfg.Network.FD))
+	}
 	if cfg.Seccomp {
 		prog, err := seccomp.Build(runtime.GOARCH)
 		fail("seccomp", err)

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/sandbox/internal/linux/seccomp"
 )
 
 // NetworkConfig gives the sandbox's new network namespace its only way
@@ -35,12 +38,21 @@ type NetworkConfig struct {
 	// over (SCM_RIGHTS) and then reads one byte from when the supervisor
 	// serves the device.
 	FD int `json:"fd"`
+	// ConnectNotify asks for the connect notifier (seccomp.
+	// BuildConnectNotifier): installed with the other filters, its
+	// listener is the second message on FD.
+	ConnectNotify bool `json:"connect_notify,omitempty"`
 }
 
 // setupNetwork creates, configures and hands over the TAP device. It runs
 // before the mount view, while /dev/net/tun is still the host's.
 func setupNetwork(c *NetworkConfig) error {
-	defer unix.Close(c.FD)
+	if c.ConnectNotify {
+		// Kept for the notifier's listener, but never the command's.
+		unix.CloseOnExec(c.FD)
+	} else {
+		defer unix.Close(c.FD)
+	}
 	tap, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("open /dev/net/tun: %w", err)
@@ -254,6 +266,28 @@ func netlinkDo(nl int, typ uint16, body []byte) error {
 	}
 	if code := int32(binary.NativeEndian.Uint32(buf[unix.SizeofNlMsghdr:])); code != 0 {
 		return unix.Errno(-code)
+	}
+	return nil
+}
+
+// handOverNotifier installs the connect notifier and sends its listener
+// to the supervisor over fd, then closes fd. Without a notifier (a kernel
+// older than 5.7, or a sandbox around airlock that already has a
+// listener) the message carries no descriptor, and the gateway alone
+// carries every connection, as it would anyway. Once the filter is in, a
+// connect blocks until someone answers, so a listener that cannot be
+// sent is an error: the helper must not exec.
+func handOverNotifier(fd int) error {
+	defer unix.Close(fd)
+	var rights []byte
+	if prog, err := seccomp.BuildConnectNotifier(runtime.GOARCH); err == nil {
+		if l, err := seccomp.InstallNotifier(prog); err == nil {
+			defer unix.Close(l)
+			rights = unix.UnixRights(l)
+		}
+	}
+	if err := unix.Sendmsg(fd, []byte{1}, rights, nil, 0); err != nil {
+		return fmt.Errorf("hand the connect notifier to the supervisor: %w", err)
 	}
 	return nil
 }

@@ -234,3 +234,34 @@ func TestAssemblerErrors(t *testing.T) {
 		t.Errorf("a jump of exactly 255 failed: %v", err)
 	}
 }
+
+// TestInterpretConnectNotifier: the notifier stops connect on the native
+// ABI and nothing else; foreign ABIs pass it (the main filter kills them).
+func TestInterpretConnectNotifier(t *testing.T) {
+	for _, arch := range []string{"amd64", "arm64"} {
+		p, err := BuildConnectNotifier(arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		foreign := call(arch, "connect")
+		foreign.arch = unix.AUDIT_ARCH_I386
+		for _, c := range []struct {
+			name string
+			d    seccompData
+			want uint32
+		}{
+			{"connect", call(arch, "connect", 3, 0x1000, 16), unix.SECCOMP_RET_USER_NOTIF},
+			{"socket", call(arch, "socket", unix.AF_INET, unix.SOCK_STREAM), actAllow},
+			{"bpf", call(arch, "bpf"), actAllow},
+			{"foreign ABI", foreign, actAllow},
+		} {
+			got, err := interpret(p.Filter, c.d)
+			if err != nil || got != c.want {
+				t.Errorf("%s %s: got %#x (%v), want %#x", arch, c.name, got, err, c.want)
+			}
+		}
+	}
+	if _, err := BuildConnectNotifier("mips"); err == nil {
+		t.Error("mips: want an error")
+	}
+}

@@ -28,6 +28,7 @@ var sysnums = []sysnum{
 	{"clock_settime", 227, 112},
 	{"clone", 56, 220},
 	{"clone3", 435, 435},
+	{"connect", 42, 203},
 	{"delete_module", 176, 106},
 	{"fanotify_init", 300, 262},
 	{"finit_module", 313, 273},

@@ -14,6 +14,7 @@ var xsysNumbers = map[string]uintptr{
 	"clock_settime":     unix.SYS_CLOCK_SETTIME,
 	"clone":             unix.SYS_CLONE,
 	"clone3":            unix.SYS_CLONE3,
+	"connect":           unix.SYS_CONNECT,
 	"delete_module":     unix.SYS_DELETE_MODULE,
 	"fanotify_init":     unix.SYS_FANOTIFY_INIT,
 	"finit_module":      unix.SYS_FINIT_MODULE,

@@ -1,0 +1,114 @@
+package sandbox_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlockhq/airlock/egress"
+	"github.com/airlockhq/airlock/internal/testnet"
+	"github.com/airlockhq/airlock/profile"
+)
+
+// brokerProbe is a python3 program run in the sandbox: it connects a TCP
+// socket set up as argv[1] says to argv[2]:argv[3], sends an HTTP request
+// and prints what the socket looked like afterwards and the reply's body.
+const brokerProbe = `
+import errno, os, select, socket, sys
+mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+family, _, _, _, addr = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)[0]
+s = socket.socket(family, socket.SOCK_STREAM)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+if mode == "inheritable":
+    s.set_inheritable(True)
+if mode == "bound":
+    s.bind(("0.0.0.0", 0))
+if mode == "nonblocking":
+    s.setblocking(False)
+    rc = s.connect_ex(addr)
+    if rc not in (0, errno.EINPROGRESS):
+        sys.exit("connect_ex: %s" % errno.errorcode.get(rc, rc))
+    select.select([], [s], [], 10)
+    err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    if err:
+        sys.exit("SO_ERROR: %s" % errno.errorcode.get(err, err))
+    s.setblocking(True)
+else:
+    try:
+        s.connect(addr)
+    except OSError as e:
+        print("connect:", errno.errorcode.get(e.errno, e.errno))
+        sys.exit(3)
+print("local", s.getsockname()[0])
+print("nodelay", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0)
+print("inheritable", os.get_inheritable(s.fileno()))
+s.sendall(b"GET /hello HTTP/1.0\r\nHost: " + host.encode() + b"\r\n\r\n")
+data = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    data += b
+print(data.split(b"\r\n\r\n", 1)[-1].decode(), end="")
+`
+
+// TestConnectBroker: the TCP connections the gateway allows are made by
+// the supervisor on the host and handed to the sandbox in place of its
+// socket (they then bypass the gateway's stack); the program sees an
+// ordinary connected socket, blocking or not, with its options and its
+// close-on-exec flag; what the broker does not take (a socket bound
+// first) still works through the gateway; a destination's refusal
+// reaches the program as ECONNREFUSED; refused destinations stay refused.
+func TestConnectBroker(t *testing.T) {
+	testnet.RequireTools(t, "python3")
+	l := newEgressLab(t)
+	ex, ws := l.executor(t, profile.NetworkSpec{Mode: profile.NetworkModeAllow, Allow: []string{"allowed.test", "allowed.test:9"}})
+	if err := os.WriteFile(filepath.Join(ws, "probe.py"), []byte(brokerProbe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	probe := func(mode, host, port string) (string, string) {
+		t.Helper()
+		res := egressRun(t, ex, "/usr/bin/python3 probe.py "+mode+" "+host+" "+port)
+		return string(res.Stdout), string(res.Stderr)
+	}
+
+	for _, mode := range []string{"blocking", "nonblocking", "inheritable"} {
+		t.Run(mode, func(t *testing.T) {
+			out, stderr := probe(mode, "allowed.test", "80")
+			if !strings.Contains(out, egressHello) {
+				t.Fatalf("no reply through the broker: stdout %q stderr %q", out, stderr)
+			}
+			// The sandbox's own address would mean the gateway's stack
+			// carried the connection.
+			if strings.Contains(out, "local "+egress.SandboxIPv4+"\n") {
+				t.Errorf("the connection was not brokered: %q", out)
+			}
+			if !strings.Contains(out, "nodelay True") {
+				t.Errorf("TCP_NODELAY was lost: %q", out)
+			}
+			if want := "inheritable " + map[bool]string{true: "True", false: "False"}[mode == "inheritable"]; !strings.Contains(out, want) {
+				t.Errorf("close-on-exec changed: want %q in %q", want, out)
+			}
+		})
+	}
+	t.Run("a bound socket goes through the gateway", func(t *testing.T) {
+		out, stderr := probe("bound", "allowed.test", "80")
+		if !strings.Contains(out, egressHello) || !strings.Contains(out, "local "+egress.SandboxIPv4+"\n") {
+			t.Fatalf("want the reply over the gateway's stack: stdout %q stderr %q", out, stderr)
+		}
+	})
+	t.Run("the destination refuses", func(t *testing.T) {
+		out, stderr := probe("blocking", "allowed.test", "9")
+		if !strings.Contains(out, "connect: ECONNREFUSED") {
+			t.Fatalf("want ECONNREFUSED: stdout %q stderr %q", out, stderr)
+		}
+	})
+	t.Run("a refused port stays refused", func(t *testing.T) {
+		res := egressRun(t, ex, "/usr/bin/python3 probe.py blocking allowed.test 8081")
+		mustDeny(t, res, "tcp", "allowed.test:8081", "port 8081 is not allowed for allowed.test")
+		if n := l.port8081.Accepted(); n != 0 {
+			t.Fatalf("the test host accepted %d connections on port 8081", n)
+		}
+	})
+}
