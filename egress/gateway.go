@@ -409,6 +409,17 @@ func (g *Gateway) PermitsTCP(dst netip.Addr, port uint16) bool {
 	return ok
 }
 
+// CheckTCP is PermitsTCP for a connection the caller makes itself, from
+// a socket the gateway will never see: a refusal is recorded as a Denial
+// like the gateway's own.
+func (g *Gateway) CheckTCP(dst netip.Addr, port uint16) bool {
+	ok, d := g.decideTCP(dst.Unmap(), port)
+	if !ok {
+		g.deny(d)
+	}
+	return ok
+}
+
 // splice copies both ways until both directions end, passing half-closes
 // on; an error in either direction ends both.
 func (g *Gateway) splice(in, out net.Conn) {

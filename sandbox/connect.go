@@ -30,14 +30,27 @@ import (
 // (SECCOMP_IOCTL_NOTIF_ADDFD). The connection then runs on the host
 // kernel at full speed.
 //
-// Anything else goes on as if the broker were not there
-// (SECCOMP_USER_NOTIF_FLAG_CONTINUE): refused destinations, UDP, unix
-// sockets, sockets already bound or connected, anything the broker cannot
-// read or check. Those calls meet the sandbox's network namespace, whose
-// only way out is the gateway, which decides and records them as always.
-// So the broker can make allowed connections faster, never allow one the
-// gateway would refuse: it connects only to the address it read and
-// checked itself, never to one the sandbox could change after the check.
+// A socket of the host's namespace in the sandbox's hands must never
+// connect or listen anywhere else. A TCP socket can be made to connect
+// again (after connect(AF_UNSPEC), or after its connection failed), so:
+//
+//   - the helper's Landlock domain refuses every TCP connect the kernel
+//     would carry out for the sandbox (landlock DenyTCPConnect), and the
+//     broker carries out every TCP connect itself, on its own copy of the
+//     sandbox's socket (pidfd_getfd), after checking which network
+//     namespace that socket is in: a sandbox socket connects in the
+//     sandbox's namespace, where the gateway decides as always; a host
+//     socket connects only to a destination the gateway allows;
+//   - listen(2) stops too, and the broker carries it out only on sockets
+//     of the sandbox's namespace;
+//   - TCP Fast Open sends are refused by the notifier's filter.
+//
+// The broker acts on the socket and the address it read and checked, so
+// a thread that swaps the descriptor or rewrites the address after the
+// check changes nothing. Only calls that cannot reach a TCP socket's
+// connect go on as they are (SECCOMP_USER_NOTIF_FLAG_CONTINUE): connect
+// on a UDP or unix socket. A thread that swaps a host socket in under
+// such a call meets Landlock's refusal.
 //
 // What the sandbox can tell: getsockname on a brokered socket shows the
 // host's source address instead of the sandbox's, and socket options
@@ -45,12 +58,13 @@ import (
 
 // connectBroker answers the connect notifier's stops for one run.
 type connectBroker struct {
-	listener int
-	stop     int // eventfd: written once by close
-	gw       *egress.Gateway
-	timeout  time.Duration
-	wg       sync.WaitGroup
-	once     sync.Once
+	listener  int
+	stop      int // eventfd: written once by close
+	gw        *egress.Gateway
+	timeout   time.Duration
+	sandboxNS unix.Stat_t // the sandbox's network namespace
+	wg        sync.WaitGroup
+	once      sync.Once
 }
 
 // receiveNotifier reads the helper's second message on the hand-off
@@ -84,14 +98,20 @@ func receiveNotifier(sock *os.File) (int, error) {
 }
 
 // startConnectBroker serves listener until close; it takes ownership of
-// listener.
-func startConnectBroker(listener int, gw *egress.Gateway, timeout time.Duration) (*connectBroker, error) {
+// listener. helper is the pid of a process in the sandbox's network
+// namespace.
+func startConnectBroker(listener int, helper int, gw *egress.Gateway, timeout time.Duration) (*connectBroker, error) {
+	b := &connectBroker{listener: listener, stop: -1, gw: gw, timeout: timeout}
+	if err := unix.Stat("/proc/"+strconv.Itoa(helper)+"/ns/net", &b.sandboxNS); err != nil {
+		unix.Close(listener)
+		return nil, fmt.Errorf("connect broker: the sandbox's network namespace: %w", err)
+	}
 	stop, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		unix.Close(listener)
 		return nil, fmt.Errorf("connect broker: eventfd: %w", err)
 	}
-	b := &connectBroker{listener: listener, stop: stop, gw: gw, timeout: timeout}
+	b.stop = stop
 	b.wg.Add(1)
 	go b.serve()
 	return b, nil
@@ -188,10 +208,17 @@ func (b *connectBroker) valid(n *seccompNotif) bool {
 	return b.ioctl(unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
-// answer decides one stopped connect(fd, addr, len).
+// answer decides one stopped connect or listen.
 func (b *connectBroker) answer(n *seccompNotif) {
 	resp := seccompNotifResp{id: n.id}
-	if brokered, errno := b.broker(n); !brokered {
+	var handled bool
+	var errno unix.Errno
+	if n.nr == int32(unix.SYS_LISTEN) {
+		handled, errno = true, b.listen(n)
+	} else {
+		handled, errno = b.connect(n)
+	}
+	if !handled {
 		resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 	} else if errno != 0 {
 		resp.error = -int32(errno)
@@ -199,39 +226,105 @@ func (b *connectBroker) answer(n *seccompNotif) {
 	b.ioctl(unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 }
 
-// broker connects on the sandbox's behalf when it may. It reports false
-// when the call should go on as it is; else the errno the sandbox's
-// connect returns: 0 with the connected socket in place of the
-// sandbox's, EINPROGRESS with a socket still connecting (for a
-// non-blocking one, as the kernel would), or the destination's refusal.
-func (b *connectBroker) broker(n *seccompNotif) (bool, unix.Errno) {
-	target := int(int32(n.args[0]))
-	dst, ok := readSockaddr(int(n.pid), n.args[1], n.args[2])
-	if !ok || !b.valid(n) || !b.gw.PermitsTCP(dst.Addr(), dst.Port()) {
-		return false, 0
-	}
+// socketOf takes a copy of descriptor fd of the stopped thread, or
+// returns the errno the call should fail with.
+func (b *connectBroker) socketOf(n *seccompNotif, fd int) (int, unix.Errno) {
 	pidfd, err := openPidfd(int(n.pid))
 	if err != nil {
-		return false, 0
+		return -1, unix.ESRCH
 	}
 	defer unix.Close(pidfd)
 	// The pidfd names the stopped process only if the stop is still
 	// waiting now that it is open.
 	if !b.valid(n) {
-		return false, 0
+		return -1, unix.ESRCH
 	}
-	sock, err := unix.PidfdGetfd(pidfd, target, 0)
+	sock, err := unix.PidfdGetfd(pidfd, fd, 0)
 	if err != nil {
-		return false, 0
+		var errno unix.Errno
+		if !errors.As(err, &errno) {
+			errno = unix.EBADF
+		}
+		return -1, errno
+	}
+	return sock, 0
+}
+
+// inSandbox reports whether sock belongs to the sandbox's network
+// namespace; false also when that cannot be told.
+func (b *connectBroker) inSandbox(sock int) bool {
+	ns, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(sock), unix.SIOCGSKNS, 0)
+	if errno != 0 {
+		return false
+	}
+	defer unix.Close(int(ns))
+	var st unix.Stat_t
+	if err := unix.Fstat(int(ns), &st); err != nil {
+		return false
+	}
+	return st.Dev == b.sandboxNS.Dev && st.Ino == b.sandboxNS.Ino
+}
+
+// listen carries out listen(fd, backlog) on the sandbox's socket, which
+// must be of the sandbox's network namespace.
+func (b *connectBroker) listen(n *seccompNotif) unix.Errno {
+	sock, errno := b.socketOf(n, int(int32(n.args[0])))
+	if errno != 0 {
+		return errno
 	}
 	defer unix.Close(sock)
-	domain, ok := plainTCP(sock)
-	if !ok {
+	if _, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
+		return unix.ENOTSOCK
+	}
+	if !b.inSandbox(sock) {
+		return unix.EOPNOTSUPP // a brokered socket never listens
+	}
+	_, _, errno = unix.Syscall(unix.SYS_LISTEN, uintptr(sock), uintptr(int32(n.args[1])), 0)
+	return errno
+}
+
+// connect decides one stopped connect(fd, addr, len). It reports false
+// when the call should go on as it is (the socket is not TCP); else the
+// errno the sandbox's connect returns: 0 when connected, EINPROGRESS
+// for a non-blocking socket still connecting, as the kernel would
+// answer, or the refusal.
+func (b *connectBroker) connect(n *seccompNotif) (bool, unix.Errno) {
+	target := int(int32(n.args[0]))
+	raw, errno := readMemory(int(n.pid), n.args[1], n.args[2])
+	if errno != 0 {
+		return true, errno
+	}
+	if !b.valid(n) {
+		return true, unix.ESRCH
+	}
+	sock, errno := b.socketOf(n, target)
+	if errno != 0 {
+		return true, errno
+	}
+	defer unix.Close(sock)
+	domain, bound, connected, isTCP := describe(sock)
+	if !isTCP {
+		// UDP, unix and the rest connect in the sandbox's namespace, or
+		// the kernel refuses them; a TCP socket swapped in meanwhile
+		// meets Landlock's refusal.
 		return false, 0
+	}
+	dst, inet := sockaddrInet(raw)
+	if !b.inSandbox(sock) {
+		// A socket the broker connected before, connecting again.
+		if !inet || !b.gw.CheckTCP(dst.Addr(), dst.Port()) {
+			return true, unix.EACCES
+		}
+		return true, b.connectOn(sock, raw)
+	}
+	sameFamily := int(binary.NativeEndian.Uint16(raw[0:2])) == domain
+	if !inet || !sameFamily || bound || connected || !b.gw.PermitsTCP(dst.Addr(), dst.Port()) {
+		// The gateway decides (and records a refusal).
+		return true, b.connectOn(sock, raw)
 	}
 	status, err := unix.FcntlInt(uintptr(sock), unix.F_GETFL, 0)
 	if err != nil {
-		return false, 0
+		return true, b.connectOn(sock, raw)
 	}
 	nonblocking := status&unix.O_NONBLOCK != 0
 	host, errno := b.dial(domain, dst, sock, !nonblocking)
@@ -241,7 +334,7 @@ func (b *connectBroker) broker(n *seccompNotif) (bool, unix.Errno) {
 	defer unix.Close(host)
 	if !nonblocking {
 		if _, err := unix.FcntlInt(uintptr(host), unix.F_SETFL, 0); err != nil {
-			return false, 0
+			return true, unix.ECONNABORTED
 		}
 	}
 	add := seccompNotifAddfd{
@@ -252,34 +345,74 @@ func (b *connectBroker) broker(n *seccompNotif) (bool, unix.Errno) {
 		newfdFlags: fdFlags(int(n.pid), target) & unix.O_CLOEXEC,
 	}
 	if err := b.ioctl(unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add)); err != nil {
-		return false, 0
+		return true, unix.ECONNABORTED
 	}
 	return true, errno
 }
 
-// plainTCP reports whether sock is a TCP socket of family AF_INET or
-// AF_INET6 that is neither bound nor connected: one the broker can
-// replace without losing anything the program set up.
-func plainTCP(sock int) (domain int, ok bool) {
+// connectOn carries out connect(sock, raw) on the broker's copy of the
+// sandbox's socket, as the sandbox's call would have: a non-blocking
+// socket returns at once (EINPROGRESS, usually); a blocking one is made
+// non-blocking for the wait, so the broker's close can end it, and
+// restored.
+func (b *connectBroker) connectOn(sock int, raw []byte) unix.Errno {
+	status, err := unix.FcntlInt(uintptr(sock), unix.F_GETFL, 0)
+	if err != nil {
+		return unix.EBADF
+	}
+	if status&unix.O_NONBLOCK != 0 {
+		return rawConnect(sock, raw)
+	}
+	if _, err := unix.FcntlInt(uintptr(sock), unix.F_SETFL, status|unix.O_NONBLOCK); err != nil {
+		return unix.EBADF
+	}
+	defer unix.FcntlInt(uintptr(sock), unix.F_SETFL, status)
+	errno := rawConnect(sock, raw)
+	if errno != unix.EINPROGRESS {
+		return errno
+	}
+	if err := b.await(sock); err != nil {
+		if !errors.As(err, &errno) {
+			errno = unix.ECONNABORTED
+		}
+		return errno
+	}
+	return 0
+}
+
+func rawConnect(sock int, raw []byte) unix.Errno {
+	var p unsafe.Pointer
+	if len(raw) > 0 {
+		p = unsafe.Pointer(&raw[0])
+	}
+	_, _, errno := unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(raw)))
+	return errno
+}
+
+// describe tells a socket's family, whether it is bound to a port or
+// connected, and whether it is a TCP socket of family AF_INET or
+// AF_INET6.
+func describe(sock int) (domain int, bound, connected, tcp bool) {
 	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	if err != nil || (domain != unix.AF_INET && domain != unix.AF_INET6) {
-		return 0, false
+		return domain, false, false, false
 	}
 	typ, err1 := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
 	proto, err2 := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_PROTOCOL)
 	if err1 != nil || err2 != nil || typ != unix.SOCK_STREAM || proto != unix.IPPROTO_TCP {
-		return 0, false
+		return domain, false, false, false
 	}
-	if _, err := unix.Getpeername(sock); err == nil {
-		return 0, false // connected: the kernel answers EISCONN
-	}
+	_, err = unix.Getpeername(sock)
+	connected = err == nil
 	switch sa, err := unix.Getsockname(sock); s := sa.(type) {
 	case *unix.SockaddrInet4:
-		return domain, err == nil && s.Port == 0
+		bound = err != nil || s.Port != 0
 	case *unix.SockaddrInet6:
-		return domain, err == nil && s.Port == 0
+		bound = err != nil || s.Port != 0
+	default:
+		bound = true
 	}
-	return 0, false
+	return domain, bound, connected, true
 }
 
 // copiedOptions are the integer socket options a program commonly sets
@@ -378,30 +511,41 @@ func (b *connectBroker) await(s int) error {
 	}
 }
 
-// readSockaddr reads the sockaddr a stopped connect passed, from the
-// stopped thread's memory; ok only for AF_INET and AF_INET6.
-func readSockaddr(tid int, ptr, length uint64) (netip.AddrPort, bool) {
-	if length < unix.SizeofSockaddrInet4 || length > 128 {
-		return netip.AddrPort{}, false
+// readMemory reads the length bytes at ptr of thread tid, the sockaddr
+// of a stopped connect; what the kernel would answer for a length it
+// refuses or memory it cannot read.
+func readMemory(tid int, ptr, length uint64) ([]byte, unix.Errno) {
+	if length > unix.SizeofSockaddrAny {
+		return nil, unix.EINVAL
 	}
-	buf := make([]byte, min(length, unix.SizeofSockaddrInet6))
-	local := []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}}
-	remote := []unix.RemoteIovec{{Base: uintptr(ptr), Len: len(buf)}}
+	if length == 0 {
+		return nil, 0
+	}
+	buf := make([]byte, length)
+	local := []unix.Iovec{{Base: &buf[0], Len: length}}
+	remote := []unix.RemoteIovec{{Base: uintptr(ptr), Len: int(length)}}
 	if n, err := unix.ProcessVMReadv(tid, local, remote, 0); err != nil || n != len(buf) {
+		return nil, unix.EFAULT
+	}
+	return buf, 0
+}
+
+// sockaddrInet parses an AF_INET or AF_INET6 sockaddr; ok false for any
+// other family, a short one, or a scoped (link-local) IPv6 address,
+// which is the gateway's business.
+func sockaddrInet(raw []byte) (netip.AddrPort, bool) {
+	if len(raw) < unix.SizeofSockaddrInet4 {
 		return netip.AddrPort{}, false
 	}
-	port := binary.BigEndian.Uint16(buf[2:4])
-	switch binary.NativeEndian.Uint16(buf[0:2]) {
+	port := binary.BigEndian.Uint16(raw[2:4])
+	switch binary.NativeEndian.Uint16(raw[0:2]) {
 	case unix.AF_INET:
-		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(buf[4:8])), port), true
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(raw[4:8])), port), true
 	case unix.AF_INET6:
-		if len(buf) < unix.SizeofSockaddrInet6 {
+		if len(raw) < unix.SizeofSockaddrInet6 || binary.NativeEndian.Uint32(raw[24:28]) != 0 {
 			return netip.AddrPort{}, false
 		}
-		if binary.NativeEndian.Uint32(buf[24:28]) != 0 {
-			return netip.AddrPort{}, false // a scoped (link-local) address: the gateway's business
-		}
-		return netip.AddrPortFrom(netip.AddrFrom16([16]byte(buf[8:24])), port), true
+		return netip.AddrPortFrom(netip.AddrFrom16([16]byte(raw[8:24])), port), true
 	}
 	return netip.AddrPort{}, false
 }
@@ -409,10 +553,11 @@ func readSockaddr(tid int, ptr, length uint64) (netip.AddrPort, bool) {
 // openPidfd opens a pidfd for the process the thread tid belongs to.
 func openPidfd(tid int) (int, error) {
 	fd, err := unix.PidfdOpen(tid, 0)
-	if err == nil || !errors.Is(err, unix.EINVAL) {
+	if err == nil || !(errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINVAL)) {
 		return fd, err
 	}
-	// Not a thread-group leader: find the leader.
+	// Not a thread-group leader (ENOENT; EINVAL before Linux 6.9): find
+	// the leader.
 	status, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
 	if err != nil {
 		return -1, err

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,4 +112,104 @@ func TestConnectBroker(t *testing.T) {
 			t.Fatalf("the test host accepted %d connections on port 8081", n)
 		}
 	})
+}
+
+// brokerAttack is a python3 program run in the sandbox that tries to
+// turn a socket the broker connected on the host into one that connects
+// or listens elsewhere. It prints one "step: outcome" line per attempt.
+const brokerAttack = `
+import ctypes, errno, select, socket, sys, time
+host, allowed, closed, refused = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+libc = ctypes.CDLL(None, use_errno=True)
+addr = socket.getaddrinfo(host, allowed, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+def outcome(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+def report(step, f):
+    print(step + ":", outcome(f), flush=True)
+
+# 1. A brokered socket, dissolved with connect(AF_UNSPEC), then aimed at a
+#    refused port, then made to listen.
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.connect((addr, allowed))
+unspec = (ctypes.c_ubyte * 16)()
+rc = libc.connect(s.fileno(), unspec, 16)
+print("unspec:", "ok" if rc == 0 else errno.errorcode.get(ctypes.get_errno()), flush=True)
+report("rearm connect", lambda: s.connect((addr, refused)))
+report("rearm listen", lambda: s.listen(5))
+
+# 2. A non-blocking brokered connect that fails (nothing listens on the
+#    closed port), then the same socket aimed at the refused port.
+t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+t.setblocking(False)
+rc = t.connect_ex((addr, closed))
+select.select([], [t], [], 5)
+print("failed connect:", errno.errorcode.get(t.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR), "ok"), flush=True)
+t.setblocking(True)
+report("retry elsewhere", lambda: t.connect((addr, refused)))
+
+# 3. TCP Fast Open: a connect inside sendto.
+u = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+report("fastopen", lambda: u.sendto(b"x", socket.MSG_FASTOPEN, (addr, refused)))
+
+# 4. A server and a client on the sandbox's own loopback still work.
+srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+srv.bind(("127.0.0.1", 0))
+srv.listen(1)
+c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+report("loopback connect", lambda: c.connect(srv.getsockname()))
+a, _ = srv.accept()
+a.sendall(b"pong")
+print("loopback reply:", c.recv(4).decode(), flush=True)
+`
+
+// TestConnectBrokerAttacks: a socket of the host's network namespace in
+// the sandbox's hands connects and listens nowhere else. The test host's
+// refused port must see no connection at all.
+func TestConnectBrokerAttacks(t *testing.T) {
+	testnet.RequireTools(t, "python3")
+	l := newEgressLab(t)
+	ex, ws := l.executor(t, profile.NetworkSpec{Mode: profile.NetworkModeAllow, Allow: []string{"allowed.test", "allowed.test:9"}})
+	if err := os.WriteFile(filepath.Join(ws, "attack.py"), []byte(brokerAttack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := egressRun(t, ex, "/usr/bin/python3 attack.py allowed.test 80 9 8081")
+	out := string(res.Stdout)
+	for _, want := range []string{
+		"unspec: EACCES",
+		"rearm connect: EACCES",
+		"rearm listen: ",
+		"failed connect: ECONNREFUSED",
+		"retry elsewhere: EACCES",
+		"fastopen: ENOTSUP", // EOPNOTSUPP, as Python names it
+		"loopback connect: ok",
+		"loopback reply: pong",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in the output:\n%s\nstderr: %s", want, out, res.Stderr)
+		}
+	}
+	if strings.Contains(out, "rearm listen: ok") {
+		t.Errorf("a brokered socket listened:\n%s", out)
+	}
+	if n := l.port8081.Accepted(); n != 0 {
+		t.Fatalf("the test host accepted %d connections on the refused port", n)
+	}
+	found := false
+	for _, d := range res.Denials {
+		found = found || (d.Protocol == "tcp" && strings.HasSuffix(d.Target, ":8081"))
+	}
+	if !found {
+		t.Errorf("no denial of port 8081: %+v", res.Denials)
+	}
+
+	// Positive control: the same program outside the sandbox does reach
+	// the refused port, so the probe can tell.
+	ctl, err := exec.Command("/usr/bin/python3", filepath.Join(ws, "attack.py"), l.pub.Addr4.String(), "80", "9", "8081").CombinedOutput()
+	if !strings.Contains(string(ctl), "rearm connect: ok") || l.port8081.Accepted() == 0 {
+		t.Fatalf("control: the unsandboxed probe did not reach port 8081 (%v): %s", err, ctl)
+	}
 }

@@ -126,14 +126,14 @@ func (p *Process) startGateway(h *tapHandoff) error {
 // startBroker receives the connect notifier's listener, if the helper
 // has one, and answers it for the rest of the run. Without one every
 // connection goes through the gateway's stack, as it would anyway.
-func (p *Process) startBroker(h *tapHandoff) error {
+func (p *Process) startBroker(h *tapHandoff, helper int) error {
 	l, err := receiveNotifier(h.parent)
 	if err != nil || l < 0 {
 		return err
 	}
 	p.gwMu.Lock()
 	defer p.gwMu.Unlock()
-	b, err := startConnectBroker(l, p.gw, egress.DefaultDialTimeout)
+	b, err := startConnectBroker(l, helper, p.gw, egress.DefaultDialTimeout)
 	if err != nil {
 		return err
 	}

@@ -274,7 +274,7 @@ func (p *Process) spawn() error {
 	if handoff != nil && werr == nil {
 		gwErr = p.startGateway(handoff)
 		if gwErr == nil && cfg.Network.ConnectNotify {
-			gwErr = p.startBroker(handoff)
+			gwErr = p.startBroker(handoff, c.Process.Pid)
 		}
 		handoff.parent.Close() // a helper still waiting for the go-ahead fails
 	}

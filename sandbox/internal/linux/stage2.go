@@ -2,6 +2,7 @@ package linux
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -79,8 +80,18 @@ func Stage2() {
 	}
 	fail("mount view", buildMountView(cfg.Mounts))
 	fail("working directory", unix.Chdir(cfg.Dir))
+	// The connect broker hands the sandbox sockets of the host's network
+	// namespace, so it may run only where no connect the kernel carries
+	// out for the sandbox can reach one: Landlock refuses them all, and
+	// the broker makes every TCP connection itself. So the notifier goes
+	// in first (with CAP_SYS_ADMIN in this namespace, before
+	// no_new_privs), and Landlock refuses connects only if it went in.
+	listener := -1
+	if cfg.Network != nil && cfg.Network.ConnectNotify && cfg.Landlock.Enabled && landlock.ABI() >= 4 {
+		listener = installNotifier()
+	}
 	if cfg.Landlock.Enabled {
-		_, err := landlock.Restrict(landlock.Ruleset{
+		st, err := landlock.Restrict(landlock.Ruleset{
 			Read:              cfg.Landlock.Read,
 			List:              cfg.Landlock.List,
 			Write:             cfg.Landlock.Write,
@@ -88,8 +99,15 @@ func Stage2() {
 			IoctlDev:          cfg.Landlock.IoctlDev,
 			ScopeSignals:      cfg.Landlock.ScopeSignals,
 			ScopeAbstractUnix: cfg.Landlock.ScopeAbstractUnix,
+			DenyTCPConnect:    listener >= 0,
 		})
 		fail("landlock", err)
+		if listener >= 0 && !st.Enforces("net-tcp-connect") {
+			fail("connect notifier", errors.New("landlock does not refuse TCP connects; the broker would be unsafe"))
+		}
+	}
+	if cfg.Network != nil && cfg.Network.ConnectNotify {
+		fail("connect notifier", sendNotifier(cfg.Network.FD, listener))
 	}
 	for _, r := range cfg.Rlimits {
 		fail(fmt.Sprintf("rlimit %d", r.Resource),
@@ -103,9 +121,6 @@ func Stage2() {
 	fail("find command", err)
 	fail("drop capabilities", dropCapabilities())
 	fail("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-	if cfg.Network != nil && cfg.Network.ConnectNotify {
-		fail("connect notifier", handOverNotifier(cfg.Network.FD))
-	}
 	if cfg.Seccomp {
 		prog, err := seccomp.Build(runtime.GOARCH)
 		fail("seccomp", err)

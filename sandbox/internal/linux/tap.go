@@ -270,21 +270,32 @@ func netlinkDo(nl int, typ uint16, body []byte) error {
 	return nil
 }
 
-// handOverNotifier installs the connect notifier and sends its listener
-// to the supervisor over fd, then closes fd. Without a notifier (a kernel
-// older than 5.7, or a sandbox around airlock that already has a
-// listener) the message carries no descriptor, and the gateway alone
-// carries every connection, as it would anyway. Once the filter is in, a
-// connect blocks until someone answers, so a listener that cannot be
-// sent is an error: the helper must not exec.
-func handOverNotifier(fd int) error {
+// installNotifier installs the connect notifier and returns its
+// listener, or -1 when the kernel refuses it (older than 5.7, or a
+// sandbox around airlock already has a listener): then the gateway alone
+// carries every connection, as it would anyway.
+func installNotifier() int {
+	prog, err := seccomp.BuildConnectNotifier(runtime.GOARCH)
+	if err != nil {
+		return -1
+	}
+	l, err := seccomp.InstallNotifier(prog)
+	if err != nil {
+		return -1
+	}
+	return l
+}
+
+// sendNotifier sends the notifier's listener (none when it is -1) to the
+// supervisor over fd, the second message there, and closes both. Once
+// the filter is in, a connect blocks until someone answers, so a listener
+// that cannot be sent is an error: the helper must not exec.
+func sendNotifier(fd, listener int) error {
 	defer unix.Close(fd)
 	var rights []byte
-	if prog, err := seccomp.BuildConnectNotifier(runtime.GOARCH); err == nil {
-		if l, err := seccomp.InstallNotifier(prog); err == nil {
-			defer unix.Close(l)
-			rights = unix.UnixRights(l)
-		}
+	if listener >= 0 {
+		defer unix.Close(listener)
+		rights = unix.UnixRights(listener)
 	}
 	if err := unix.Sendmsg(fd, []byte{1}, rights, nil, 0); err != nil {
 		return fmt.Errorf("hand the connect notifier to the supervisor: %w", err)

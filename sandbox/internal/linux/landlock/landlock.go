@@ -56,13 +56,30 @@ type Ruleset struct {
 	// second layer under an unrouted network namespace, not the only one:
 	// it does not cover UDP, raw sockets or sockets opened earlier.
 	DenyTCP bool
+	// DenyTCPConnect stops every TCP connect but leaves bind alone (ABI
+	// 4): for a sandbox whose supervisor makes its TCP connections for
+	// it (the sandbox's connect broker), so that no connect the kernel
+	// carries out for the sandbox itself can reach a socket of the
+	// host's network namespace.
+	DenyTCPConnect bool
+}
+
+// Enforces reports whether the feature named name is asked for and
+// enforced.
+func (s Status) Enforces(name string) bool {
+	for _, f := range s.Features {
+		if f.Name == name {
+			return f.Enforced
+		}
+	}
+	return false
 }
 
 // Feature is one part of a Ruleset and whether the running kernel enforces
 // it.
 type Feature struct {
 	// Name is one of "filesystem", "refer", "truncate", "ioctl-dev",
-	// "net-tcp", "scope-signal", "scope-abstract-unix".
+	// "net-tcp", "net-tcp-connect", "scope-signal", "scope-abstract-unix".
 	Name string
 	// MinABI is the first Landlock ABI that enforces the feature.
 	MinABI int

@@ -97,8 +97,14 @@ func handledFS(abi int) uint64 {
 
 // handledNet is the network rights the ruleset handles.
 func handledNet(rs Ruleset, abi int) uint64 {
-	if rs.DenyTCP && abi >= abiNetTCP {
+	if abi < abiNetTCP {
+		return 0
+	}
+	switch {
+	case rs.DenyTCP:
 		return accessNetTCP
+	case rs.DenyTCPConnect:
+		return unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 	}
 	return 0
 }
@@ -140,6 +146,8 @@ func features(rs Ruleset, abi int) []Feature {
 	}
 	if rs.DenyTCP {
 		fs = append(fs, Feature{Name: "net-tcp", MinABI: abiNetTCP})
+	} else if rs.DenyTCPConnect {
+		fs = append(fs, Feature{Name: "net-tcp-connect", MinABI: abiNetTCP})
 	}
 	if rs.ScopeSignals {
 		fs = append(fs, Feature{Name: "scope-signal", MinABI: abiScope})

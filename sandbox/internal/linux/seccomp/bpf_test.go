@@ -235,8 +235,9 @@ func TestAssemblerErrors(t *testing.T) {
 	}
 }
 
-// TestInterpretConnectNotifier: the notifier stops connect on the native
-// ABI and nothing else; foreign ABIs pass it (the main filter kills them).
+// TestInterpretConnectNotifier: the notifier stops connect and listen on
+// the native ABI, refuses TCP Fast Open sends, and passes everything
+// else; foreign ABIs pass it (the main filter kills them).
 func TestInterpretConnectNotifier(t *testing.T) {
 	for _, arch := range []string{"amd64", "arm64"} {
 		p, err := BuildConnectNotifier(arch)
@@ -251,6 +252,14 @@ func TestInterpretConnectNotifier(t *testing.T) {
 			want uint32
 		}{
 			{"connect", call(arch, "connect", 3, 0x1000, 16), unix.SECCOMP_RET_USER_NOTIF},
+			{"listen", call(arch, "listen", 3, 128), unix.SECCOMP_RET_USER_NOTIF},
+			{"sendto", call(arch, "sendto", 3, 0x1000, 10, 0x40, 0, 0), actAllow},
+			{"sendto MSG_FASTOPEN", call(arch, "sendto", 3, 0x1000, 10, msgFastOpen|0x40, 0x2000, 16), unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP},
+			{"sendto MSG_FASTOPEN, junk high word", call(arch, "sendto", 3, 0x1000, 10, 0xffffffff00000000|msgFastOpen, 0x2000, 16), unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP},
+			{"sendmsg", call(arch, "sendmsg", 3, 0x1000, 0x4000), actAllow},
+			{"sendmsg MSG_FASTOPEN", call(arch, "sendmsg", 3, 0x1000, msgFastOpen), unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP},
+			{"sendmmsg MSG_FASTOPEN", call(arch, "sendmmsg", 3, 0x1000, 2, msgFastOpen), unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP},
+			{"sendmmsg", call(arch, "sendmmsg", 3, 0x1000, 2, 0), actAllow},
 			{"socket", call(arch, "socket", unix.AF_INET, unix.SOCK_STREAM), actAllow},
 			{"bpf", call(arch, "bpf"), actAllow},
 			{"foreign ABI", foreign, actAllow},

@@ -46,6 +46,7 @@ var sysnums = []sysnum{
 	{"kexec_file_load", 320, 294},
 	{"kexec_load", 246, 104},
 	{"keyctl", 250, 219},
+	{"listen", 50, 201},
 	{"listmount", 458, 458}, // Linux 6.8
 	{"lookup_dcookie", 212, 18},
 	{"modify_ldt", 154, absent},
@@ -69,6 +70,9 @@ var sysnums = []sysnum{
 	{"request_key", 249, 218},
 	{"setns", 308, 268},
 	{"settimeofday", 164, 170},
+	{"sendmmsg", 307, 269},
+	{"sendmsg", 46, 211},
+	{"sendto", 44, 206},
 	{"socket", 41, 198},
 	{"socketpair", 53, 199},
 	{"statmount", 457, 457}, // Linux 6.8
