@@ -247,4 +247,7 @@ var blockedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("168.63.129.16/32"),  // Azure's wire server and metadata
 	netip.MustParsePrefix("fd00:ec2::254/128"), // AWS metadata over IPv6 (inside ULA, listed for clarity)
 	netip.MustParsePrefix("64:ff9b::/96"),      // NAT64 can reach private IPv4
+	netip.MustParsePrefix("64:ff9b:1::/48"),    // local-use NAT64 (RFC 8215), likewise
+	netip.MustParsePrefix("2002::/16"),         // 6to4 (deprecated): embeds any IPv4 address
+	netip.MustParsePrefix("2001::/32"),         // Teredo (deprecated): likewise
 }
