@@ -5,10 +5,14 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/egress"
 	"github.com/airlockhq/airlock/internal/testnet"
 )
 
@@ -60,5 +64,112 @@ func TestRunNet(t *testing.T) {
 	code, _, errOut = run("--net", "all,example.com", "--", "true")
 	if code != 125 || !strings.Contains(errOut, "IP literals") {
 		t.Fatalf("--net all,NAME: exit %d stderr %q", code, errOut)
+	}
+}
+
+// TestRunNetUnprivileged runs airlock run --net as uid 65534. This
+// machine's /dev/net/tun is root's alone (mode 0600), which is a setup
+// error with a clear message; with a TUN device the user may open (here a
+// 0666 node bound over /dev/net/tun in a private mount namespace, so the
+// host is unchanged) the allowlist works for an unprivileged user, the
+// connect broker included: a brokered socket shows the host's address,
+// another port is refused, and the brokered socket cannot be dissolved
+// and aimed elsewhere.
+func TestRunNetUnprivileged(t *testing.T) {
+	testnet.Require(t)
+	testnet.RequireTools(t, "python3", "setpriv", "unshare")
+	h := testnet.NewHost(t, "10.213.14.0/24", "fd00:a1:14::/64")
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello nobody\n") })}
+	go srv.Serve(h.ListenTCP(t, "", 80))
+	t.Cleanup(func() { srv.Close() })
+	other := testnet.Count(h.ListenTCP(t, "", 81))
+	host := h.Addr4.String()
+
+	// Everything uid 65534 needs lives under a directory it can reach.
+	root, err := os.MkdirTemp("", "airlock-unprivileged-net-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	ws := filepath.Join(root, "ws")
+	for _, d := range []string{root, ws} {
+		os.MkdirAll(d, 0o755)
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(ws, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(root, "airlock")
+	if out, err := exec.Command("cp", buildAirlock(t), bin).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	tun := filepath.Join(root, "tun")
+	if err := unix.Mknod(tun, unix.S_IFCHR|0o666, int(unix.Mkdev(10, 200))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tun, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	script := `
+import ctypes, errno, socket, sys
+host = sys.argv[1]
+s = socket.create_connection((host, 80), timeout=10)
+print("local", s.getsockname()[0])
+s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+print(s.recv(4096).split(b"\r\n\r\n", 1)[-1].decode(), end="")
+libc = ctypes.CDLL(None, use_errno=True)
+rc = libc.connect(s.fileno(), (ctypes.c_ubyte * 16)(), 16)
+print("unspec:", "ok" if rc == 0 else errno.errorcode.get(ctypes.get_errno()))
+try:
+    s.connect((host, 81))
+    print("rearm: ok")
+except OSError as e:
+    print("rearm:", errno.errorcode.get(e.errno))
+t = socket.socket()
+try:
+    t.connect((host, 81))
+    print("port 81: ok")
+except OSError as e:
+    print("port 81:", errno.errorcode.get(e.errno))
+`
+	asNobody := []string{"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "env", "HOME=" + ws}
+	runArgs := []string{bin, "run", "--workspace", ws, "--net", host + ":80", "--", "python3", "-c", script, host}
+	run := func(args ...string) (int, string, string) {
+		cmd := exec.Command(args[0], args[1:]...)
+		var so, se strings.Builder
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), so.String(), se.String()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, so.String(), se.String()
+	}
+
+	if st, err := os.Stat("/dev/net/tun"); err == nil && st.Mode().Perm()&0o006 == 0 {
+		code, _, errOut := run(append(asNobody, runArgs...)...)
+		if code != 125 || !strings.Contains(errOut, "/dev/net/tun") {
+			t.Errorf("without a TUN device it may open: exit %d stderr %q; want 125 and a line naming /dev/net/tun", code, errOut)
+		}
+	}
+
+	mountAndDrop := `mount --bind "$0" /dev/net/tun && exec "$@"`
+	code, out, errOut := run(append(append([]string{"unshare", "-m", "--propagation", "private", "sh", "-c", mountAndDrop, tun}, asNobody...), runArgs...)...)
+	for _, want := range []string{"hello nobody\n", "unspec: EACCES", "rearm: EACCES", "port 81: ECONNREFUSED"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q: exit %d stdout %q stderr %q", want, code, out, errOut)
+		}
+	}
+	if strings.Contains(out, "local "+egress.SandboxIPv4+"\n") || !strings.Contains(out, "local ") {
+		t.Errorf("the connection was not brokered: %q", out)
+	}
+	if !strings.Contains(errOut, "airlock: blocked connect to "+host+":81") {
+		t.Errorf("no blocked line for port 81: %q", errOut)
+	}
+	if n := other.Accepted(); n != 0 {
+		t.Fatalf("the test host accepted %d connections on port 81", n)
 	}
 }
