@@ -28,6 +28,7 @@ type protectedState struct {
 }
 
 func snapshotProtected(ws string, rels []string) []protectedState {
+	rels = withHooksPath(ws, rels)
 	var out []protectedState
 	for _, rel := range rels {
 		if hasGlob(rel) {
@@ -55,6 +56,7 @@ func stateOf(path string) protectedState {
 // protectedPaths lists the existing paths the protected entries name; an
 // entry may hold * and ? wildcards (filepath.Match, one name each).
 func protectedPaths(ws string, rels []string) []string {
+	rels = withHooksPath(ws, rels)
 	var out []string
 	for _, rel := range rels {
 		path := filepath.Join(ws, rel)
@@ -164,6 +166,17 @@ var inertGitKeys = map[string]bool{
 }
 
 func gitConfigInert(data []byte) bool {
+	inert := true
+	ok := eachGitConfigEntry(data, func(section, key, _ string) {
+		inert = inert && inertGitKeys[section+"."+key]
+	})
+	return ok && inert
+}
+
+// eachGitConfigEntry calls f with the section (without its subsection),
+// the key, both lower-cased, and the value (unquoted, trimmed) of every
+// entry of a git config file; false if the file is not one it can read.
+func eachGitConfigEntry(data []byte, f func(section, key, value string)) bool {
 	section := ""
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
@@ -188,10 +201,43 @@ func gitConfigInert(data []byte) bool {
 				continue
 			}
 		}
-		key, _, _ := strings.Cut(line, "=")
-		if !inertGitKeys[section+"."+strings.ToLower(strings.TrimSpace(key))] {
-			return false
+		key, value, _ := strings.Cut(line, "=")
+		value = strings.TrimSpace(value)
+		if i := strings.IndexAny(value, "#;"); i >= 0 && !strings.HasPrefix(value, `"`) {
+			value = strings.TrimSpace(value[:i])
 		}
+		f(section, strings.ToLower(strings.TrimSpace(key)), strings.Trim(value, `"`))
 	}
 	return sc.Err() == nil
+}
+
+// withHooksPath adds to the protected entries the hooks directory the
+// workspace's git config names (core.hooksPath, as husky and others
+// set it), when it lies inside the workspace: git runs those hooks as it
+// would .git/hooks, so they are agent-persistence paths too. Read at the
+// start of a run; .git/config itself is protected for the run.
+func withHooksPath(ws string, rels []string) []string {
+	data, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+	if err != nil {
+		return rels
+	}
+	var hooks string
+	eachGitConfigEntry(data, func(section, key, value string) {
+		if section == "core" && key == "hookspath" {
+			hooks = value
+		}
+	})
+	if hooks == "" || strings.HasPrefix(hooks, "~") {
+		return rels
+	}
+	if !filepath.IsAbs(hooks) {
+		hooks = filepath.Join(ws, hooks)
+	}
+	rel, err := filepath.Rel(ws, filepath.Clean(hooks))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || hasGlob(rel) {
+		// The workspace itself, or outside it (where the run cannot
+		// write anyway).
+		return rels
+	}
+	return append(append([]string(nil), rels...), rel)
 }

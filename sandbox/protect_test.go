@@ -86,3 +86,59 @@ func TestProtectedPaths(t *testing.T) {
 		}
 	})
 }
+
+// TestProtectedHooksPath: a hooks directory the repository's config
+// names (core.hooksPath, as husky sets it) is protected like .git/hooks:
+// an existing hook cannot be changed nor a new one added, and one the run
+// creates where the directory did not exist is moved aside.
+func TestProtectedHooksPath(t *testing.T) {
+	for _, c := range []struct{ name, hooksPath, dir string }{
+		{"relative", ".husky/_", ".husky/_"},
+		{"absolute inside the workspace", "", ".githooks"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ex, ws := newExecutor(t, nil)
+			if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v %s", err, out)
+			}
+			hooksPath := c.hooksPath
+			if hooksPath == "" {
+				hooksPath = filepath.Join(ws, c.dir)
+			}
+			if out, err := exec.Command("git", "-C", ws, "config", "core.hooksPath", hooksPath).CombinedOutput(); err != nil {
+				t.Fatalf("git config: %v %s", err, out)
+			}
+			dir := filepath.Join(ws, c.dir)
+			if c.hooksPath != "" {
+				// The directory exists, with a hook.
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			script := `mkdir -p ` + c.dir + ` && printf '#!/bin/sh\ntouch /tmp/pwned\n' > ` + c.dir + `/pre-commit; printf '#!/bin/sh\ntouch /tmp/pwned\n' > ` + c.dir + `/post-checkout; chmod +x ` + c.dir + `/*`
+			res := run(t, ex, script)
+			for _, hook := range []string{"pre-commit", "post-checkout"} {
+				if data, err := os.ReadFile(filepath.Join(dir, hook)); err == nil && strings.Contains(string(data), "pwned") {
+					t.Errorf("%s/%s written on the host (status %s, denials %+v)", c.dir, hook, res.Status, res.Denials)
+				}
+			}
+			if c.hooksPath == "" {
+				matches, _ := filepath.Glob(dir + ".airlock-quarantine-*")
+				if len(matches) != 1 || len(res.Denials) == 0 {
+					t.Errorf("the hooks directory the run created was not moved aside: %v, denials %+v", matches, res.Denials)
+				}
+			}
+			// Positive control: the same script outside the sandbox writes
+			// the hook.
+			if out, err := exec.Command("sh", "-c", "cd "+ws+" && "+script).CombinedOutput(); err != nil {
+				t.Fatalf("control: %v %s", err, out)
+			}
+			if data, _ := os.ReadFile(filepath.Join(dir, "pre-commit")); !strings.Contains(string(data), "pwned") {
+				t.Fatal("control: the unsandboxed script did not write the hook")
+			}
+		})
+	}
+}
