@@ -99,6 +99,12 @@ func TestConnectBroker(t *testing.T) {
 			t.Fatalf("want the reply over the gateway's stack: stdout %q stderr %q", out, stderr)
 		}
 	})
+	t.Run("DNS over TCP to the gateway", func(t *testing.T) {
+		if _, err := exec.LookPath("dig"); err != nil {
+			t.Skip("no dig")
+		}
+		mustSucceed(t, egressRun(t, ex, "dig +tcp +short +time=3 +tries=1 allowed.test A"), l.pub.Addr4.String())
+	})
 	t.Run("the destination refuses", func(t *testing.T) {
 		out, stderr := probe("blocking", "allowed.test", "9")
 		if !strings.Contains(out, "connect: ECONNREFUSED") {
