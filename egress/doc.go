@@ -11,9 +11,11 @@
 // private, loopback, link-local, CGNAT, ULA, multicast and cloud-metadata
 // answers, and remembers what it answered, so a later connection is
 // allowed only to an address it resolved for an allowed name (no
-// rebinding window) or to an allowed literal. With an allowlist, UDP
-// other than DNS to the gateway is refused; ICMP beyond the gateway
-// always is.
+// rebinding window) or to an allowed literal. UDP other than DNS to the
+// gateway is relayed only where a "/udp" entry allows it
+// ("ntp.example:123/udp"), under the same address checks, through a
+// socket of the supervisor's per flow; ICMP beyond the gateway is always
+// refused.
 //
 // Every refusal is a Denial. Because the filtering happens on packets,
 // it holds for every program, whether or not it honours proxy variables.
@@ -26,5 +28,5 @@
 //
 // With network mode "all" the same Gateway allows every public address
 // (TCP, and UDP relayed per flow) and still refuses private and metadata
-// ones.
+// ones, except literal entries, each for its own protocol.
 package egress

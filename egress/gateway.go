@@ -201,6 +201,12 @@ func (g *Gateway) start() error {
 			return fmt.Errorf("egress: tcp option %T: %s", opt, err)
 		}
 	}
+	// The forwarders are in place before the NIC delivers its first
+	// packet: the stack reads its handlers without a lock.
+	tcpFwd := tcp.NewForwarder(s, 0, 1024, g.handleTCP)
+	s.SetTransportProtocolHandler(tcp.ProtocolNumber, tcpFwd.HandlePacket)
+	udpFwd := udp.NewForwarder(s, newUDPRelay(g).handle)
+	s.SetTransportProtocolHandler(udp.ProtocolNumber, udpFwd.HandlePacket)
 	if err := s.CreateNIC(nicID, newICMPFilter(link, g)); err != nil {
 		return fmt.Errorf("egress: create NIC: %s", err)
 	}
@@ -260,11 +266,6 @@ func (g *Gateway) start() error {
 		go g.serveDNSUDP(uc)
 		go g.serveDNSTCP(tl)
 	}
-
-	tcpFwd := tcp.NewForwarder(s, 0, 1024, g.handleTCP)
-	s.SetTransportProtocolHandler(tcp.ProtocolNumber, tcpFwd.HandlePacket)
-	udpFwd := udp.NewForwarder(s, g.handleUDP)
-	s.SetTransportProtocolHandler(udp.ProtocolNumber, udpFwd.HandlePacket)
 	return nil
 }
 

@@ -391,7 +391,7 @@ func TestGatewayAllowlist(t *testing.T) {
 		// nc's exit status after a refused datagram varies; the evidence
 		// is the denial and the test host's silence.
 		l.run(t, "sh", "-c", "echo leak | nc -u -w 1 allowed.test 5353")
-		l.denied(t, "blocked UDP to allowed.test:5353 (UDP other than DNS to the gateway is not forwarded)")
+		l.denied(t, "blocked UDP to allowed.test:5353 (UDP other than DNS needs an entry like allowed.test:5353/udp; allowed.test has TCP entries only")
 		l.udpSink.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 		if n, _, err := l.udpSink.ReadFrom(make([]byte, 64)); err == nil {
 			t.Fatalf("the test host received a datagram of %d bytes", n)
@@ -455,7 +455,7 @@ func TestGatewayPublicMode(t *testing.T) {
 	}()
 	l.mustRun(t, "echo datagram", "sh", "-c", "echo datagram | nc -u -w 2 "+l.pub.Addr4.String()+" 5353")
 	l.run(t, "sh", "-c", "echo leak | nc -u -w 1 10.213.11.2 5353")
-	l.denied(t, "blocked UDP to 10.213.11.2:5353 (port 5353 is not allowed for 10.213.11.2; allowed: 8080)")
+	l.denied(t, "blocked UDP to 10.213.11.2:5353 (UDP other than DNS needs an entry like 10.213.11.2:5353/udp; 10.213.11.2 has TCP entries only (8080))")
 	l.run(t, "sh", "-c", "echo leak | nc -u -w 1 169.254.169.254 53")
 	l.denied(t, "blocked UDP to 169.254.169.254:53 (169.254.169.254 is a cloud metadata address")
 }

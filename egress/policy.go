@@ -3,6 +3,7 @@ package egress
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -27,6 +28,9 @@ var ErrPolicy = errors.New("egress: invalid network policy")
 type Rule struct {
 	// Entry is the entry as written in the profile.
 	Entry string
+	// Protocol is ProtoTCP, or ProtoUDP for an entry ending in "/udp". A
+	// rule allows its own protocol only.
+	Protocol string
 	// Name is a lower-case DNS name without the trailing dot, or the
 	// suffix of a wildcard; empty for an address rule.
 	Name string
@@ -36,12 +40,10 @@ type Rule struct {
 	Wildcard bool
 	// Addr is the literal address of an address rule.
 	Addr netip.Addr
-	// Ports the rule allows; never empty (an entry without a port gets
-	// 80 and 443).
+	// Ports the rule allows; never empty (a TCP entry without a port gets
+	// 80 and 443; a UDP entry always names its port).
 	Ports []uint16
 }
-
-func (r Rule) allowsPort(port uint16) bool { return slices.Contains(r.Ports, port) }
 
 func (r Rule) matchesName(name string) bool {
 	if r.Name == "" {
@@ -66,16 +68,20 @@ type Policy struct {
 // Mode "allow" lists entries: exact DNS names ("api.example.com"),
 // wildcards ("*.example.com", names strictly below the suffix), and IPv4
 // or IPv6 literals ("203.0.113.7", "2001:db8::1", "[2001:db8::1]:8443"),
-// each with an optional ":port". An entry without a port allows ports 80
-// and 443 only.
+// each with an optional ":port". An entry without a port allows TCP ports
+// 80 and 443 only. An entry is TCP ("/tcp" may be written to say so)
+// unless it ends in "/udp": "ntp.example:123/udp",
+// "[2001:db8::5]:5353/udp". A UDP entry must name its port, and allows
+// UDP to that port only; a TCP entry never allows UDP.
 //
-// Mode "all" allows every name and every public address on every port;
-// its entries, if any, must be IP literals: they are the private or
-// metadata addresses that stay reachable.
+// Mode "all" allows every name and every public address on every port,
+// TCP and UDP; its entries, if any, must be IP literals: they are the
+// private or metadata addresses that stay reachable, each for its own
+// protocol and port.
 //
 // In both modes a private, loopback, link-local, CGNAT, ULA, multicast or
 // cloud-metadata address is reachable only through a literal entry for
-// that exact address (and port), never through a name.
+// that exact address (and port and protocol), never through a name.
 func Compile(n profile.NetworkSpec) (*Policy, error) {
 	p := &Policy{}
 	switch n.Mode {
@@ -101,13 +107,36 @@ func Compile(n profile.NetworkSpec) (*Policy, error) {
 	return p, nil
 }
 
-// ParseRule compiles one allowlist entry.
+// ParseRule compiles one allowlist entry: HOST, HOST:PORT or
+// HOST:PORT/udp, where HOST is a DNS name, a *.suffix wildcard or an IP
+// literal (in brackets when a port follows an IPv6 address). "/tcp" may
+// follow a TCP entry and changes nothing.
 func ParseRule(entry string) (Rule, error) {
 	bad := func(why string) (Rule, error) {
 		return Rule{}, fmt.Errorf("%w: %q: %s", ErrPolicy, entry, why)
 	}
-	r := Rule{Entry: entry}
-	if ap, err := netip.ParseAddrPort(entry); err == nil {
+	if strings.Contains(entry, "://") {
+		return bad("write host[:port], not a URL or a path")
+	}
+	r := Rule{Entry: entry, Protocol: ProtoTCP}
+	hostPort := entry
+	if i := strings.LastIndexByte(entry, '/'); i >= 0 {
+		switch proto := strings.ToLower(entry[i+1:]); proto {
+		case ProtoTCP, ProtoUDP:
+			r.Protocol, hostPort = proto, entry[:i]
+		default:
+			return bad("write host[:port] (TCP) or host:port/udp, not a URL or a path")
+		}
+	}
+	if strings.Contains(hostPort, "/") {
+		return bad("write host[:port] (TCP) or host:port/udp, not a URL or a path")
+	}
+	// needsPort refuses a UDP entry without a port: 80 and 443 are a
+	// default for the web, and UDP has no such default.
+	needsPort := func(host string) (Rule, error) {
+		return bad(fmt.Sprintf("a UDP entry needs its port; write %s/udp", net.JoinHostPort(host, "PORT")))
+	}
+	if ap, err := netip.ParseAddrPort(hostPort); err == nil {
 		if ap.Port() == 0 {
 			return bad("port 0 cannot be connected to")
 		}
@@ -117,21 +146,22 @@ func ParseRule(entry string) (Rule, error) {
 		r.Addr, r.Ports = ap.Addr().Unmap(), []uint16{ap.Port()}
 		return r, nil
 	}
-	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(entry, "["), "]")); err == nil {
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(hostPort, "["), "]")); err == nil {
 		if a.Zone() != "" {
 			return bad("an address with a zone (%eth0) cannot be reached from the sandbox")
+		}
+		if r.Protocol == ProtoUDP {
+			return needsPort(a.Unmap().String())
 		}
 		r.Addr, r.Ports = a.Unmap(), defaultPorts
 		return r, nil
 	}
-	if strings.Contains(entry, "://") || strings.Contains(entry, "/") {
-		return bad("write host[:port], not a URL or a path")
-	}
-	host := entry
+	host := hostPort
 	r.Ports = defaultPorts
-	if i := strings.LastIndexByte(entry, ':'); i >= 0 {
-		host = entry[:i]
-		n, err := strconv.ParseUint(entry[i+1:], 10, 16)
+	i := strings.LastIndexByte(hostPort, ':')
+	if i >= 0 {
+		host = hostPort[:i]
+		n, err := strconv.ParseUint(hostPort[i+1:], 10, 16)
 		if err != nil || n == 0 {
 			return bad("the port must be a number from 1 to 65535, like :443")
 		}
@@ -147,6 +177,9 @@ func ParseRule(entry string) (Rule, error) {
 	}
 	if r.Wildcard && !strings.Contains(host, ".") {
 		return bad("a wildcard must keep at least two labels (*.example.com); use network mode all for everything")
+	}
+	if r.Protocol == ProtoUDP && i < 0 {
+		return needsPort(strings.TrimSuffix(strings.ToLower(hostPort), "."))
 	}
 	r.Name = host
 	return r, nil
@@ -210,61 +243,91 @@ func (p *Policy) keepsAnswer(a netip.Addr) bool {
 	return false
 }
 
-// Decide says whether the sandbox may open a connection to addr:port.
-// names are the allowed names the gateway resolved to addr during the
-// run. When it refuses, reason says why in words an agent can act on.
+// Decide says whether the sandbox may open a TCP connection to
+// addr:port. names are the allowed names the gateway resolved to addr
+// during the run. When it refuses, reason says why in words an agent can
+// act on.
 func (p *Policy) Decide(addr netip.Addr, port uint16, names []string) (ok bool, reason string) {
+	return p.decide(ProtoTCP, addr, port, names)
+}
+
+// DecideUDP says whether the gateway relays UDP datagrams from the
+// sandbox to addr:port, the same way Decide does for TCP: only "/udp"
+// entries allow UDP (and, in mode "all", every public address does).
+func (p *Policy) DecideUDP(addr netip.Addr, port uint16, names []string) (ok bool, reason string) {
+	return p.decide(ProtoUDP, addr, port, names)
+}
+
+func (p *Policy) decide(proto string, addr netip.Addr, port uint16, names []string) (ok bool, reason string) {
 	addr = addr.Unmap()
-	var literal *Rule
-	for i, r := range p.rules {
-		if r.Addr.IsValid() && r.Addr == addr {
-			if r.allowsPort(port) {
-				return true, ""
-			}
-			literal = &p.rules[i]
+	// The ports of the rules that match the destination, for a refusal
+	// to list: same for this protocol, other for the other one.
+	var same, other []uint16
+	collect := func(r Rule) bool {
+		if r.Protocol != proto {
+			other = append(other, r.Ports...)
+			return false
+		}
+		same = append(same, r.Ports...)
+		return slices.Contains(r.Ports, port)
+	}
+	for _, r := range p.rules {
+		if r.Addr.IsValid() && r.Addr == addr && collect(r) {
+			return true, ""
 		}
 	}
 	if class := AddressClass(addr); class != "" {
-		if literal != nil {
-			return false, fmt.Sprintf("port %d is not allowed for %s; allowed: %s", port, addr, portsText(literal.Ports))
+		if len(same) == 0 && len(other) == 0 {
+			return false, fmt.Sprintf("%s is %s; only an exact literal entry can allow it", addr, class)
 		}
-		return false, fmt.Sprintf("%s is %s; only an exact literal entry can allow it", addr, class)
+		return false, refusal(proto, addr.String(), port, same, other)
 	}
 	if p.public {
 		return true, ""
 	}
-	var ports []uint16
 	for _, name := range names {
 		for _, r := range p.rules {
-			if !r.matchesName(name) {
-				continue
-			}
-			if r.allowsPort(port) {
+			if r.matchesName(name) && collect(r) {
 				return true, ""
 			}
-			ports = append(ports, r.Ports...)
 		}
 	}
-	if literal != nil {
-		ports = append(ports, literal.Ports...)
+	if len(same) == 0 && len(other) == 0 {
+		return false, "not in allowlist"
 	}
-	if len(ports) > 0 {
-		host := addr.String()
-		if len(names) > 0 {
-			host = names[0]
-		}
-		return false, fmt.Sprintf("port %d is not allowed for %s; allowed: %s", port, host, portsText(ports))
+	host := addr.String()
+	if len(names) > 0 {
+		host = names[0]
 	}
-	return false, "not in allowlist"
+	return false, refusal(proto, host, port, same, other)
 }
 
-func portsText(ports []uint16) string {
+// refusal says why port is refused on a host whose entries allow the
+// ports same (of the protocol asked for) and other (of the other one).
+func refusal(proto, host string, port uint16, same, other []uint16) string {
+	switch {
+	case len(same) > 0:
+		return fmt.Sprintf("port %d is not allowed for %s; allowed: %s", port, host, portsText(proto, same))
+	case proto == ProtoUDP:
+		return fmt.Sprintf("UDP other than DNS needs an entry like %s/udp; %s has TCP entries only (%s)",
+			net.JoinHostPort(host, strconv.Itoa(int(port))), host, portsText(ProtoTCP, other))
+	default:
+		return fmt.Sprintf("%s has UDP entries only (%s); TCP needs an entry without /udp", host, portsText(ProtoUDP, other))
+	}
+}
+
+// portsText lists ports as an agent would write them: "80, 443" for TCP,
+// "53/udp, 123/udp" for UDP.
+func portsText(proto string, ports []uint16) string {
 	ports = slices.Clone(ports)
 	slices.Sort(ports)
 	ports = slices.Compact(ports)
 	s := make([]string, len(ports))
 	for i, p := range ports {
 		s[i] = strconv.Itoa(int(p))
+		if proto == ProtoUDP {
+			s[i] += "/udp"
+		}
 	}
 	return strings.Join(s, ", ")
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -133,7 +134,7 @@ func New(s Spec) (*Profile, error) {
 	case NetworkModeAll:
 		// With everything public allowed, entries can only name the
 		// private or metadata addresses that stay reachable.
-		for _, h := range s.Network.Allow {
+		for i, h := range s.Network.Allow {
 			if err := checkHostPort(h); err != nil {
 				return nil, &FieldError{Field: "network.allow", Value: h, Fix: err.Error()}
 			}
@@ -141,15 +142,17 @@ func New(s Spec) (*Profile, error) {
 				return nil, &FieldError{Field: "network.allow", Value: h,
 					Fix: "with network.mode = \"all\", list only IP literals (the private or metadata addresses to keep reachable); names need mode \"allow\""}
 			}
+			s.Network.Allow[i] = canonicalEntry(h)
 		}
 	case NetworkModeAllow:
 		if len(s.Network.Allow) == 0 {
 			return nil, &FieldError{Field: "network.allow", Fix: "list at least one host[:port], or use mode \"none\""}
 		}
-		for _, h := range s.Network.Allow {
+		for i, h := range s.Network.Allow {
 			if err := checkHostPort(h); err != nil {
 				return nil, &FieldError{Field: "network.allow", Value: h, Fix: err.Error()}
 			}
+			s.Network.Allow[i] = canonicalEntry(h)
 		}
 	default:
 		return nil, &FieldError{Field: "network.mode", Value: s.Network.Mode, Fix: "use none, all or allow"}
@@ -251,33 +254,47 @@ func hidesPath(glob, p string) bool {
 	}
 }
 
-func checkHostPort(h string) error {
+// checkHostPort is the profile's check of one network.allow entry, so a
+// mistake names the field before anything runs; the egress package
+// parses the entry fully (egress.ParseRule).
+func checkHostPort(entry string) error {
+	h, proto := cutProtocol(entry)
 	if h == "" {
-		return errors.New("empty entry; write host[:port]")
+		return errors.New("empty entry; write host[:port], or host:port/udp for UDP")
+	}
+	if strings.Contains(h, "/") {
+		return errors.New("write host[:port] (TCP) or host:port/udp for UDP, not a URL or a path")
+	}
+	// UDP has no default ports: 80 and 443 are the web's.
+	needsPort := func(host string) error {
+		return fmt.Errorf("a UDP entry needs its port; write %s/udp", net.JoinHostPort(host, "PORT"))
 	}
 	if ap, err := netip.ParseAddrPort(h); err == nil && ap.IsValid() {
 		return nil
 	}
-	if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+	if a, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+		if proto == networkUDP {
+			return needsPort(a.String())
+		}
 		return nil
 	}
-	host := h
-	if i := strings.LastIndexByte(h, ':'); i >= 0 {
-		host = h[:i]
-		port := h[i+1:]
-		if port == "" || strings.Trim(port, "0123456789") != "" {
-			return errors.New("port must be a number like :443")
-		}
+	host, port, hasPort := strings.Cut(h, ":")
+	if hasPort && (port == "" || strings.Trim(port, "0123456789") != "") {
+		return errors.New("port must be a number like :443")
 	}
 	if host == "" || strings.ContainsAny(host, "/ @") {
-		return errors.New("write a host name, *.suffix or an IP literal, with an optional :port")
+		return errors.New("write a host name, *.suffix or an IP literal, with an optional :port (TCP), or host:port/udp for UDP")
+	}
+	if !hasPort && proto == networkUDP {
+		return needsPort(host)
 	}
 	return nil
 }
 
 // isAddrEntry reports whether an allowlist entry is an IP literal, with
-// or without a port.
-func isAddrEntry(h string) bool {
+// or without a port and protocol.
+func isAddrEntry(entry string) bool {
+	h, _ := cutProtocol(entry)
 	if _, err := netip.ParseAddrPort(h); err == nil {
 		return true
 	}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -69,8 +70,40 @@ const (
 type NetworkSpec struct {
 	// Mode is none, all or allow. Empty means none.
 	Mode string `toml:"mode" json:"mode,omitempty"`
-	// Allow lists host[:port] entries for mode "allow".
+	// Allow lists host[:port] entries for mode "allow" (TCP; no port
+	// means 80 and 443), and host:port/udp entries for UDP, which always
+	// name their port. With mode "all" it lists the IP literals that stay
+	// reachable, in the same forms. New writes each entry in one
+	// spelling: "/tcp" is dropped, "/UDP" becomes "/udp".
 	Allow []string `toml:"allow" json:"allow,omitempty"`
+}
+
+// Protocols of a network.allow entry.
+const (
+	networkTCP = "tcp"
+	networkUDP = "udp"
+)
+
+// cutProtocol splits a network.allow entry into its host[:port] and its
+// protocol: udp for an entry ending in "/udp", else tcp (which "/tcp"
+// may say explicitly). Both suffixes are matched in any case.
+func cutProtocol(entry string) (hostPort, proto string) {
+	if i := strings.LastIndexByte(entry, '/'); i >= 0 {
+		switch p := strings.ToLower(entry[i+1:]); p {
+		case networkTCP, networkUDP:
+			return entry[:i], p
+		}
+	}
+	return entry, networkTCP
+}
+
+// canonicalEntry is entry in the one spelling New keeps.
+func canonicalEntry(entry string) string {
+	hostPort, proto := cutProtocol(entry)
+	if proto == networkUDP {
+		return hostPort + "/udp"
+	}
+	return hostPort
 }
 
 // Budgets cap what one run may use. Zero means no limit of that kind

@@ -379,3 +379,63 @@ func TestEgressReportJSON(t *testing.T) {
 		t.Fatalf("report %s; want %s", b, wantJSON)
 	}
 }
+
+// TestEgressUDP: a "/udp" entry lets a program in the sandbox exchange
+// datagrams with that host and port, through the gateway; another port,
+// a TCP entry's host, and TCP to the UDP entry's port stay refused, and
+// no flow outlives the run.
+func TestEgressUDP(t *testing.T) {
+	testnet.RequireTools(t, "nc")
+	l := newEgressLab(t)
+	// The test host answers each datagram on 5353 with "echo " and the
+	// datagram, and counts those that reach 5354.
+	go func() {
+		buf := make([]byte, 65535)
+		for {
+			n, from, err := l.udpSink.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			l.udpSink.WriteTo(append([]byte("echo "), buf[:n]...), from)
+		}
+	}()
+	var leaked atomic.Int64
+	port5354 := l.pub.ListenUDP(t, "", 5354)
+	go func() {
+		buf := make([]byte, 65535)
+		for {
+			if _, _, err := port5354.ReadFrom(buf); err != nil {
+				return
+			}
+			leaked.Add(1)
+		}
+	}()
+	ex, ws := l.executor(t, profile.NetworkSpec{Mode: profile.NetworkModeAllow, Allow: []string{"allowed.test:5353/udp", "allowed.test:7"}})
+	client := `import socket, sys
+addr = socket.getaddrinfo(sys.argv[1], int(sys.argv[2]), socket.AF_INET, socket.SOCK_DGRAM)[0][4]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.connect(addr)
+s.send(sys.argv[3].encode())
+print(s.recv(65535).decode())
+`
+	if err := os.WriteFile(filepath.Join(ws, "udp.py"), []byte(client), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := testnet.GatewayGoroutines()
+
+	mustSucceed(t, egressRun(t, ex, "/usr/bin/python3 udp.py allowed.test 5353 ping"), "echo ping")
+	mustSucceed(t, egressRun(t, ex, "echo datagram | nc -u -w 2 allowed.test 5353"), "echo datagram")
+	mustDeny(t, egressRun(t, ex, "/usr/bin/python3 udp.py allowed.test 5354 leak"),
+		"udp", "allowed.test:5354", "port 5354 is not allowed for allowed.test; allowed: 5353/udp")
+	if n := leaked.Load(); n != 0 {
+		t.Fatalf("the test host received %d datagrams on port 5354", n)
+	}
+	mustDeny(t, egressRun(t, ex, "/usr/bin/python3 udp.py allowed.test 7 leak"),
+		"udp", "allowed.test:7", "port 7 is not allowed for allowed.test; allowed: 5353/udp")
+	mustDeny(t, egressRun(t, ex, "nc -z -w 3 allowed.test 5353"),
+		"tcp", "allowed.test:5353", "port 5353 is not allowed for allowed.test; allowed: 7")
+	if left := testnet.WaitGatewayGoroutines(len(before)); left != "" {
+		t.Fatalf("goroutines of the egress layer outlived the runs:\n%s", left)
+	}
+}

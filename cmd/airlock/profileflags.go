@@ -42,8 +42,9 @@ func (f *profileFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.write, "allow-write", "extra `PATH` the command may read and write (repeatable)")
 	fs.Var(&f.deny, "deny", "`GLOB` to hide even inside allowed paths, e.g. '**/.env' (repeatable)")
 	fs.Var(&f.env, "env", "pass `K` from the environment, or set K=V (repeatable)")
-	fs.StringVar(&f.net, "net", "", "network: `none` (default); all (every public address; private and cloud-metadata addresses refused, add exceptions as all,IP[:PORT],...); "+
-		"or an allowlist HOST[:PORT],... of names, *.suffix wildcards and IP literals ([2001:db8::1]:443), where no port means 80 and 443 only")
+	fs.StringVar(&f.net, "net", "", "network: `none` (default); all (every public address, TCP and UDP; private and cloud-metadata addresses refused, add exceptions as all,IP[:PORT][/udp],...); "+
+		"or an allowlist HOST[:PORT],... of names, *.suffix wildcards and IP literals ([2001:db8::1]:443), where no port means TCP 80 and 443 only; "+
+		"HOST:PORT/udp allows UDP to that port (ntp.example:123/udp), and a UDP entry must name its port")
 	fs.StringVar(&f.memory, "memory", "", "memory budget, e.g. 512MiB (no swap)")
 	fs.IntVar(&f.pids, "pids", 0, "maximum number of processes at once")
 	fs.Float64Var(&f.cpu, "cpu", 0, "CPU budget in cores, e.g. 1.5")
