@@ -93,7 +93,8 @@ func TestTerminalAlwaysWritesLocalRules(t *testing.T) {
 		}
 		got = append(got, s)
 	}
-	want := "allow Bash(make),allow Bash(make install),allow Bash(npm test) (expires),deny Bash(curl x)"
+	// "curl x" also connects to x:80, so "always deny" saves both.
+	want := "allow Bash(make),allow Bash(make install),allow Bash(npm test) (expires),deny Bash(curl x),deny Net(x:80)"
 	if strings.Join(got, ",") != want {
 		t.Errorf("local rules %v, want %s", got, want)
 	}

@@ -85,9 +85,11 @@ func (d testDirs) real(s string) string {
 	return replacePathName(replacePathName(s, fixedWorkspace, d.ws), fixedHome, d.home)
 }
 
-// fixed rewrites the real directories in s to the fixed paths.
+// fixed rewrites the real directories in s to the fixed paths. The
+// directory holding both stands for "/", so that a path that leaves the
+// workspace ("../outside") reads as it would from /ws.
 func (d testDirs) fixed(s string) string {
-	return strings.NewReplacer(d.ws, fixedWorkspace, d.home, fixedHome).Replace(s)
+	return strings.NewReplacer(d.ws, fixedWorkspace, d.home, fixedHome, filepath.Dir(d.ws)+"/", "/").Replace(s)
 }
 
 // replacePathName replaces old in s where no name character comes right

@@ -82,8 +82,11 @@ type bashWalker struct {
 	depth int
 	// src is the text of the script being walked, for the source text of
 	// expansions. Nested scripts (bash -c) swap it while they are walked.
-	src  string
-	reqs []Requirement
+	src string
+	// inherited is what a wrapper replaces in the text of a script it runs
+	// ("xargs -I% sh -c 'rm %'"), for every command of that script.
+	inherited operandSource
+	reqs      []Requirement
 }
 
 func (w *bashWalker) add(r Requirement) {
@@ -205,7 +208,7 @@ func (w *bashWalker) command(c syntax.Command, in dirSet) flow {
 	case *syntax.DeclClause:
 		w.nested(c, in)
 		words := append([]shWord{{pieces: []piece{{text: c.Variant.Value}}}}, w.renderAssigns(c.Args)...)
-		w.emit(words, nil, in, "")
+		w.emit(words, nil, in, "", w.inherited)
 		return same(in)
 	case *syntax.TimeClause:
 		if c.Stmt == nil {
@@ -313,6 +316,9 @@ func (w *bashWalker) redirect(r *syntax.Redirect, in dirSet) {
 		return
 	}
 	word := w.render(r.Word)
+	if w.inherited.replace != "" {
+		word = replacePieces(word, w.inherited.replace, w.inherited.with)
+	}
 	for _, k := range kinds {
 		w.pathRequirements(k, word, in, r.Op.String())
 	}

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -20,14 +21,15 @@ func (w *bashWalker) call(c *syntax.CallExpr, in dirSet) flow {
 		return same(in) // only assignments: nothing runs
 	}
 	words := w.renderWords(c.Args)
-	w.emit(words, w.renderAssigns(c.Assigns), in, "")
+	w.emit(words, w.renderAssigns(c.Assigns), in, "", w.inherited)
 	return w.cd(words, in)
 }
 
 // emit adds the command.execute requirement of words (prefixed by
 // assignments), then what the command implies: the command a wrapper runs,
-// a script given to a shell, the files of a file command.
-func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string) {
+// a script given to a shell, the files and hosts of a command that uses
+// them. extra are operands a wrapper gives the command besides its words.
+func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra operandSource) {
 	if len(words) == 0 {
 		return
 	}
@@ -59,7 +61,7 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string) {
 	if len(assigns) > 0 {
 		// "FOO=1 git push" also runs "git push": a deny or ask rule for
 		// it must not be dodged by an assignment in front.
-		w.emit(words, nil, in, "assignment")
+		w.emit(words, nil, in, "assignment", extra)
 		return
 	}
 	name, ok := words[0].literal()
@@ -72,12 +74,86 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string) {
 		if inner.dirUnknown {
 			dirs = dirSet{unknown: true}
 		}
-		w.emit(inner.words, nil, dirs, name)
+		if inner.script != "" {
+			w.script(inner.script, dirs, name+" -S")
+			continue
+		}
+		from := inner.extra
+		if !from.appended && from.replace == "" {
+			from = extra // "xargs sudo rm": rm still gets xargs' operands
+		}
+		w.emit(inner.words, nil, dirs, name, from)
 	}
 	if script, ok := shellScript(name, words[1:]); ok {
+		saved := w.inherited
+		if extra.replace != "" {
+			w.inherited = operandSource{replace: extra.replace, with: extra.with}
+		}
 		w.script(script, in, name+" -c")
+		w.inherited = saved
 	}
-	w.fileOperands(name, words[1:], in)
+	w.fileOperands(name, extra.apply(words[1:]), in)
+}
+
+// operandSource describes operands a wrapper gives the command it runs
+// that are not among the command's words, so that they become unresolved
+// (or, for find, wild) requirements instead of being missed.
+type operandSource struct {
+	// appended: more operands follow the words (xargs without -I).
+	appended bool
+	// replace is the text that the wrapper replaces in the words (xargs
+	// -I's string, find's "{}") with the pieces of with.
+	replace string
+	with    []piece
+}
+
+// xargsInput stands for the operands xargs reads from its input.
+const xargsInput = "{xargs input}"
+
+// fromInput reports whether sw stands for the operands xargs appends. It
+// may be any number of words, so it is also whatever operand a command
+// takes first (chmod's mode, grep's pattern) and every path after it.
+func fromInput(sw shWord) bool {
+	return len(sw.pieces) == 1 && sw.pieces[0].expansion && sw.pieces[0].text == xargsInput
+}
+
+// apply returns args with the wrapper's operands in place.
+func (s operandSource) apply(args []shWord) []shWord {
+	if s.replace != "" {
+		out := make([]shWord, len(args))
+		for i, a := range args {
+			out[i] = replacePieces(a, s.replace, s.with)
+		}
+		args = out
+	}
+	if s.appended {
+		args = append(slices.Clip(args), shWord{pieces: []piece{{text: xargsInput, expansion: true}}})
+	}
+	return args
+}
+
+// replacePieces replaces old in the known pieces of word with the pieces
+// of with.
+func replacePieces(word shWord, old string, with []piece) shWord {
+	var out shWord
+	for _, p := range word.pieces {
+		if p.expansion || p.wild || !strings.Contains(p.text, old) {
+			out.pieces = append(out.pieces, p)
+			continue
+		}
+		parts := strings.Split(p.text, old)
+		for i, part := range parts {
+			if i > 0 {
+				out.pieces = append(out.pieces, with...)
+			}
+			if part != "" {
+				q := p
+				q.text = part
+				out.pieces = append(out.pieces, q)
+			}
+		}
+	}
+	return out
 }
 
 // cd follows "cd DIR" and "pushd DIR" for the commands after it.
@@ -129,18 +205,37 @@ func (w *bashWalker) cd(words []shWord, in dirSet) flow {
 // wrapped is a command that another command runs.
 type wrapped struct {
 	words      []shWord
-	dirUnknown bool // the wrapper changes directory (env -C)
+	dirUnknown bool // the wrapper changes directory (env -C, sudo -D)
+	// script is a command line the wrapper splits itself (env -S).
+	script string
+	// extra are the operands the wrapper adds (xargs, find -exec).
+	extra operandSource
 }
 
 // wrapperOptions lists, for commands that run another command, the short
 // options that take an argument. The command starts at the first operand
 // (after "NAME=value" pairs for env and sudo).
 var wrapperOptions = map[string]string{
-	"sudo": "ugpChDrtUT", "doas": "uC", "env": "uCS", "nohup": "", "setsid": "",
-	"command": "", "builtin": "", "exec": "a", "nice": "n", "ionice": "cnp",
-	"stdbuf": "ioe", "time": "fo", "xargs": "IaEdLlnPs", "chrt": "", "taskset": "",
+	"sudo": "ugpChDrtUTR", "doas": "uC", "env": "uCS", "nohup": "", "setsid": "",
+	"command": "", "builtin": "", "exec": "a", "nice": "n", "ionice": "cnpP",
+	"stdbuf": "ioe", "time": "fo", "xargs": "IaEdLnPs", "chrt": "", "taskset": "",
 	"timeout": "sk", "caffeinate": "", "unbuffer": "", "flock": "wEc", "strace": "eoOpPsSu",
 	"watch": "nd",
+}
+
+// wrapperLongOptions lists the long options of wrappers whose argument
+// may be the next word ("--user root").
+var wrapperLongOptions = map[string][]string{
+	"sudo":    {"user", "group", "host", "prompt", "close-from", "chdir", "role", "type", "command-timeout", "other-user", "chroot"},
+	"env":     {"unset", "chdir", "split-string"},
+	"nice":    {"adjustment"},
+	"ionice":  {"class", "classdata", "pid", "pgid", "uid"},
+	"stdbuf":  {"input", "output", "error"},
+	"time":    {"format", "output"},
+	"xargs":   {"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
+	"timeout": {"signal", "kill-after"},
+	"flock":   {"wait", "timeout", "conflict-exit-code"},
+	"watch":   {"interval", "differences"},
 }
 
 // unwrap returns the commands a wrapper (sudo, env, xargs, timeout,
@@ -154,6 +249,10 @@ func unwrap(name string, args []shWord) []wrapped {
 		return nil
 	}
 	i, dirUnknown := 0, false
+	var extra operandSource
+	if name == "xargs" {
+		extra.appended = true
+	}
 	for i < len(args) {
 		a, lit := args[i].literal()
 		if !lit {
@@ -167,10 +266,21 @@ func unwrap(name string, args []shWord) []wrapped {
 			if name == "command" && (a == "-v" || a == "-V") {
 				return nil // only looks the name up
 			}
-			if name == "env" && (a == "-C" || strings.HasPrefix(a, "--chdir")) {
+			long, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+			if name == "env" && (shortOption(a, opts, 'C') >= 0 || strings.HasPrefix(a, "--chdir")) ||
+				name == "sudo" && (shortOption(a, opts, 'D') >= 0 || strings.HasPrefix(a, "--chdir")) {
 				dirUnknown = true
 			}
-			if takesArgument(a, opts) {
+			if name == "env" && (shortOption(a, opts, 'S') >= 0 || strings.HasPrefix(a, "--split-string")) {
+				return envSplitString(args[i:])
+			}
+			if name == "xargs" {
+				if r, ok := xargsReplace(args, i); ok {
+					extra = operandSource{replace: r, with: []piece{{text: r, expansion: true}}}
+				}
+			}
+			if takesArgument(a, opts) || strings.HasPrefix(a, "--") && !strings.Contains(a, "=") &&
+				slices.Contains(wrapperLongOptions[name], long) {
 				i++
 			}
 			i++
@@ -188,7 +298,81 @@ func unwrap(name string, args []shWord) []wrapped {
 	if i >= len(args) {
 		return nil
 	}
-	return []wrapped{{words: args[i:], dirUnknown: dirUnknown}}
+	return []wrapped{{words: args[i:], dirUnknown: dirUnknown, extra: extra}}
+}
+
+// shortOption returns where the option word a, a cluster of short options
+// of which opts take an argument, has option c ("-iS": 2), or -1.
+func shortOption(a, opts string, c byte) int {
+	if len(a) < 2 || a[0] != '-' || a[1] == '-' {
+		return -1
+	}
+	for j := 1; j < len(a); j++ {
+		if a[j] == c {
+			return j
+		}
+		if strings.IndexByte(opts, a[j]) >= 0 {
+			return -1 // the rest of the word is that option's argument
+		}
+	}
+	return -1
+}
+
+// envSplitString returns the command of "env -S 'LINE' ARGS": env splits
+// LINE into words itself, so it is parsed as a script with ARGS after it.
+// args starts at the option word.
+func envSplitString(args []shWord) []wrapped {
+	a, _ := args[0].literal()
+	var line string
+	rest := args[1:]
+	switch {
+	case strings.HasPrefix(a, "--"):
+		if _, v, ok := strings.Cut(a, "="); ok {
+			line = v
+		} else if len(rest) > 0 {
+			line, _ = rest[0].literal()
+			rest = rest[1:]
+		}
+	case shortOption(a, wrapperOptions["env"], 'S') < len(a)-1:
+		line = a[shortOption(a, wrapperOptions["env"], 'S')+1:]
+	case len(rest) > 0:
+		var ok bool
+		if line, ok = rest[0].literal(); !ok {
+			return nil // the command itself is only known at run time
+		}
+		rest = rest[1:]
+	}
+	for _, r := range rest {
+		t, ok := r.literal()
+		if q, err := syntax.Quote(t, syntax.LangBash); ok && err == nil {
+			t = q
+		}
+		line += " " + t
+	}
+	if strings.TrimSpace(line) == "" {
+		return nil
+	}
+	return []wrapped{{script: line}}
+}
+
+// xargsReplace returns the replace string of xargs' option at args[i]:
+// -I R, -IR, -i[R], --replace[=R] ("{}" when not given).
+func xargsReplace(args []shWord, i int) (string, bool) {
+	a, _ := args[i].literal()
+	switch {
+	case a == "-I" && i+1 < len(args):
+		r, _ := args[i+1].literal()
+		return r, r != ""
+	case strings.HasPrefix(a, "-I"):
+		return a[2:], true
+	case a == "-i" || a == "--replace":
+		return "{}", true
+	case strings.HasPrefix(a, "-i"):
+		return a[2:], true
+	case strings.HasPrefix(a, "--replace="):
+		return a[len("--replace="):], a != "--replace="
+	}
+	return "", false
 }
 
 // takesArgument reports whether the option word a (a short option cluster)
@@ -206,8 +390,14 @@ func takesArgument(a, opts string) bool {
 }
 
 // findExec returns the commands of find's -exec, -execdir, -ok and -okdir.
+// "{}" in them is a path find found: below the starting point when there
+// is one known starting point, otherwise only known at run time.
 func findExec(args []shWord) []wrapped {
 	var out []wrapped
+	found := []piece{{text: "{}", expansion: true}}
+	if starts := findStarts(args); len(starts) == 1 && starts[0].known() {
+		found = joinWords(starts[0], shWord{pieces: []piece{{text: "{}", wild: true}}}).pieces
+	}
 	for i := 0; i < len(args); i++ {
 		a, _ := args[i].literal()
 		if a != "-exec" && a != "-execdir" && a != "-ok" && a != "-okdir" {
@@ -221,7 +411,13 @@ func findExec(args []shWord) []wrapped {
 			j++
 		}
 		if j > i+1 {
-			out = append(out, wrapped{words: args[i+1 : j], dirUnknown: a == "-execdir" || a == "-okdir"})
+			inDir := a == "-execdir" || a == "-okdir"
+			with := found
+			if inDir {
+				with = []piece{{text: "{}", expansion: true}}
+			}
+			out = append(out, wrapped{words: args[i+1 : j], dirUnknown: inDir,
+				extra: operandSource{replace: "{}", with: with}})
 		}
 		i = j
 	}

@@ -13,11 +13,10 @@ type fileCommand struct {
 	// unless one of scriptOpts gave it.
 	script     bool
 	scriptOpts string
-	// writes: every operand is written (tee); lastWrites: the last operand
-	// is written and the others read (cp); inPlace: the operands are
+	// writes: every operand is written (tee); inPlace: the operands are
 	// written when one of these options is present (sed -i).
-	writes, lastWrites bool
-	inPlace            string
+	writes  bool
+	inPlace string
 }
 
 // fileCommands are the commands whose operands name files they read or
@@ -33,15 +32,20 @@ var fileCommands = map[string]fileCommand{
 	"awk":   {argOpts: "fvF", script: true, scriptOpts: "f"},
 	"sort":  {argOpts: "ktoST"}, "uniq": {argOpts: "fsw"}, "wc": {},
 	"cut": {argOpts: "dfbc"}, "diff": {argOpts: "UCFIlLSx"}, "cmp": {argOpts: "inI"},
-	"cp": {argOpts: "St", lastWrites: true}, "base64": {argOpts: "w"},
-	"xxd": {argOpts: "sclgo"}, "od": {argOpts: "jNtAw"}, "hexdump": {argOpts: "nsefC"},
+	"base64": {argOpts: "w"},
+	"xxd":    {argOpts: "sclgo"}, "od": {argOpts: "jNtAw"}, "hexdump": {argOpts: "nsefC"},
 	"strings": {argOpts: "nte"}, "file": {argOpts: "mfF"}, "stat": {argOpts: "c"},
 	"md5sum": {}, "sha1sum": {}, "sha256sum": {}, "sha512sum": {},
 	"tee": {writes: true},
 }
 
-// fileOperands adds the reads and writes of a file command's operands.
+// fileOperands adds the reads and writes of a file command's operands,
+// and the connections of a network command (see commandEffects).
 func (w *bashWalker) fileOperands(name string, args []shWord, in dirSet) {
+	if effects, ok := commandEffects[name]; ok {
+		effects(w, name, args, in)
+		return
+	}
 	fc, ok := fileCommands[name]
 	if !ok {
 		return
@@ -84,14 +88,12 @@ func (w *bashWalker) fileOperands(name string, args []shWord, in dirSet) {
 			}
 		}
 	}
-	if fc.script && !scriptGiven && len(operands) > 0 {
+	if fc.script && !scriptGiven && len(operands) > 0 && !fromInput(operands[0]) {
 		operands = operands[1:]
 	}
-	for i, op := range operands {
+	for _, op := range operands {
 		switch {
 		case fc.writes:
-			w.pathRequirements(KindFilesystemWrite, op, in, name)
-		case fc.lastWrites && i == len(operands)-1 && len(operands) > 1:
 			w.pathRequirements(KindFilesystemWrite, op, in, name)
 		default:
 			w.pathRequirements(KindFilesystemRead, op, in, name)

@@ -15,6 +15,11 @@ type piece struct {
 	// quoted marks literal text that came from quotes or from "~": glob
 	// characters in it are literal.
 	quoted bool
+	// wild marks a part a command fills in at run time that stays below
+	// the directory before it, as a glob does: the paths find hands to
+	// -exec, the name curl -J takes from the server. Its text is shown;
+	// it is a Hole in the shape.
+	wild bool
 }
 
 // shWord is a rendered shell word.
@@ -39,9 +44,9 @@ func (sw shWord) shape(globs bool) string {
 	var b strings.Builder
 	for _, p := range sw.pieces {
 		switch {
-		case p.expansion:
+		case p.expansion, p.wild && globs:
 			b.WriteRune(Hole)
-		case globs && !p.quoted:
+		case globs && !p.quoted && !p.wild:
 			for _, c := range p.text {
 				if strings.ContainsRune("*?[{", c) {
 					b.WriteRune(Hole)
@@ -67,17 +72,20 @@ func (sw shWord) hasExpansion() bool {
 
 func (sw shWord) hasGlob() bool {
 	for _, p := range sw.pieces {
-		if !p.expansion && !p.quoted && strings.ContainsAny(p.text, "*?[{") {
+		if p.wild || !p.expansion && !p.quoted && strings.ContainsAny(p.text, "*?[{") {
 			return true
 		}
 	}
 	return false
 }
 
-// literal returns the word's text when it has no expansion.
+// literal returns the word's text when all of it is known before the
+// command runs.
 func (sw shWord) literal() (string, bool) {
-	if sw.hasExpansion() {
-		return "", false
+	for _, p := range sw.pieces {
+		if p.expansion || p.wild {
+			return "", false
+		}
 	}
 	return sw.text(), true
 }

@@ -9,9 +9,13 @@
 // subshells, command and process substitution, function bodies and the
 // commands that wrappers such as sudo, env, xargs, find -exec and bash -c
 // run), filesystem.read and filesystem.write for the files a call touches
-// (including shell redirections, tee and the operands of common
-// file-reading commands), network.connect for a URL's host:port, and
-// tool.invoke for MCP tools and other named tools.
+// (shell redirections, the operands of common file-reading commands, and
+// every path a command such as rm, mv, cp, ln, chmod, dd, tar, sed -i,
+// curl -o or git clone creates, changes or deletes), network.connect for
+// the host:port a URL or a command such as curl, wget, git, ssh, scp,
+// rsync or nc connects to, and tool.invoke for MCP tools and other named
+// tools. Operands a wrapper supplies at run time (xargs' input, find's
+// "{}") are holes, not omissions.
 //
 // Requirements are conservative where the input is not fully known: a word
 // with a shell expansion is kept in [Requirement.Shape] as a [Hole], a path

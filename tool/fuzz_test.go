@@ -16,6 +16,10 @@ func FuzzBashRequirements(f *testing.F) {
 		"bash -c 'eval \"rm -rf /\"'", "f() { cat < /etc/shadow; }", "find . -exec rm {} +",
 		"a=$(b) c | d &", "cat <<EOF\n$(x)\nEOF", "echo 'x", "${x:-$(y)}", "((x=$(z)))",
 		"for i in $(seq 3); do cd $i; done", "coproc cat", "select x in a; do :; done",
+		"mv -t d a b; cp --parents x/y z/", "ln -sf ../x ~/bin/", "tar xzf a.tgz -C $D", "dd of=$X",
+		"git -C d clone git@[::1]:r.git", "curl -OJ --output-dir o 'https://x/[1-2]' -o f_#1",
+		"wget -r -P d http://h:8/", "ssh -J a,b:2 -oPort=3 u@h cmd", "rsync -e 'ssh -p 2' h::m/ d",
+		"find / -exec mv {} d/ +", "xargs -I% cp % /t/", "env -S'rm -rf' x", "nc -x p:1 h 1-9",
 	} {
 		f.Add(s)
 	}
