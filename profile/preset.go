@@ -31,6 +31,10 @@ var protectedInWorkspace = []string{
 	".git/modules/*/hooks", ".git/modules/*/config", ".git/modules/*/commondir",
 	".git/modules/*/modules/*/hooks", ".git/modules/*/modules/*/config",
 	".airlock", ".claude", ".mcp.json",
+	// Other agents' and editors' settings that start programs: MCP
+	// servers (.cursor/mcp.json, .gemini/settings.json), tasks (.zed),
+	// and a dev container's initializeCommand, which runs on the host.
+	".cursor", ".gemini", ".zed", ".devcontainer",
 	".vscode", ".idea", ".bashrc", ".bash_profile", ".bash_login",
 	".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
 	".zlogin", ".envrc",
