@@ -336,23 +336,12 @@ func canonicalName(name string) string {
 	return strings.TrimSuffix(strings.ToLower(name), ".")
 }
 
-// metadataAddrs are the cloud instance-metadata endpoints. All but Azure's
-// WireServer are inside a blocked range already; they are listed so a
-// refusal says "cloud metadata" rather than "link-local".
-var metadataAddrs = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure IMDS, OpenStack, ...
-	netip.MustParseAddr("169.254.170.2"),   // AWS ECS task metadata
-	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
-	netip.MustParseAddr("168.63.129.16"),   // Azure WireServer (a public address)
-	netip.MustParseAddr("fd00:ec2::254"),   // AWS IMDS over IPv6
-}
-
 // AddressClass names why addr is not a public destination ("a loopback
 // address", "a cloud metadata address", ...), or returns "" for a public
 // address. It covers everything profile.IsPrivateAddr refuses.
 func AddressClass(addr netip.Addr) string {
 	addr = addr.Unmap()
-	if slices.Contains(metadataAddrs, addr) {
+	if profile.IsMetadataAddr(addr) {
 		return "a cloud metadata address"
 	}
 	switch {

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -224,6 +225,9 @@ func (p *Profile) allowsHost(target string) bool {
 // link-local, CGNAT, multicast, unspecified or a cloud metadata address.
 func IsPrivateAddr(addr netip.Addr) bool {
 	addr = addr.Unmap()
+	if IsMetadataAddr(addr) {
+		return true
+	}
 	if addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() ||
 		addr.IsLinkLocalMulticast() || addr.IsMulticast() || addr.IsUnspecified() ||
 		addr.IsInterfaceLocalMulticast() {
@@ -237,17 +241,32 @@ func IsPrivateAddr(addr netip.Addr) bool {
 	return false
 }
 
+// metadataAddrs are the cloud instance-metadata endpoints. All but Azure's
+// WireServer are inside a private range already; they are listed so that
+// a refusal can say "cloud metadata" rather than "link-local".
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure IMDS, OpenStack, ...
+	netip.MustParseAddr("169.254.170.2"),   // AWS ECS task metadata
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+	netip.MustParseAddr("168.63.129.16"),   // Azure WireServer (a public address)
+	netip.MustParseAddr("fd00:ec2::254"),   // AWS IMDS over IPv6
+}
+
+// IsMetadataAddr reports whether addr (or the IPv4 address it maps) is a
+// cloud instance-metadata endpoint.
+func IsMetadataAddr(addr netip.Addr) bool {
+	return slices.Contains(metadataAddrs, addr.Unmap())
+}
+
 var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("100.64.0.0/10"),     // CGNAT (100.100.100.200 is Alibaba's metadata)
-	netip.MustParsePrefix("169.254.0.0/16"),    // link-local, cloud metadata
-	netip.MustParsePrefix("0.0.0.0/8"),         // "this network"
-	netip.MustParsePrefix("192.0.0.0/24"),      // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),     // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),       // reserved
-	netip.MustParsePrefix("168.63.129.16/32"),  // Azure's wire server and metadata
-	netip.MustParsePrefix("fd00:ec2::254/128"), // AWS metadata over IPv6 (inside ULA, listed for clarity)
-	netip.MustParsePrefix("64:ff9b::/96"),      // NAT64 can reach private IPv4
-	netip.MustParsePrefix("64:ff9b:1::/48"),    // local-use NAT64 (RFC 8215), likewise
-	netip.MustParsePrefix("2002::/16"),         // 6to4 (deprecated): embeds any IPv4 address
-	netip.MustParsePrefix("2001::/32"),         // Teredo (deprecated): likewise
+	netip.MustParsePrefix("100.64.0.0/10"),  // CGNAT (100.100.100.200 is Alibaba's metadata)
+	netip.MustParsePrefix("169.254.0.0/16"), // link-local, cloud metadata
+	netip.MustParsePrefix("0.0.0.0/8"),      // "this network"
+	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),    // reserved
+	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64 can reach private IPv4
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64 (RFC 8215), likewise
+	netip.MustParsePrefix("2002::/16"),      // 6to4 (deprecated): embeds any IPv4 address
+	netip.MustParsePrefix("2001::/32"),      // Teredo (deprecated): likewise
 }
