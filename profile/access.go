@@ -149,7 +149,9 @@ func (p *Profile) CanWrite(path string) bool {
 
 // Within reports whether the clean absolute path is dir or beneath it.
 func Within(dir, path string) bool {
-	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
+	// No dir+"/": this runs per path and glob in hot loops.
+	return path == dir || dir == "/" ||
+		len(path) > len(dir) && path[len(dir)] == '/' && strings.HasPrefix(path, dir)
 }
 
 func (p *Profile) networkAccess(target string) Access {

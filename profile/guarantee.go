@@ -24,6 +24,7 @@ const (
 	ResourceLimits                            // memory, pids and cpu capped by cgroups
 	LifetimeContainment                       // the whole process tree dies with the run
 	EnvScrub                                  // only allowlisted environment reaches the command
+	DenyNewFiles                              // deny entries also refuse files that appear after the start
 
 	guaranteeEnd
 )
@@ -41,6 +42,7 @@ var guaranteeNames = map[Guarantee]string{
 	ResourceLimits:      "resource-limits",
 	LifetimeContainment: "lifetime-containment",
 	EnvScrub:            "env-scrub",
+	DenyNewFiles:        "deny-new-files",
 }
 
 // AllGuarantees lists every guarantee in a stable order.

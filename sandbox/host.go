@@ -39,6 +39,11 @@ type HostInfo struct {
 	// network "all").
 	Tun       bool   `json:"tun"`
 	TunReason string `json:"tun_reason,omitempty"`
+	// FanotifyPerm: this process may answer fanotify permission events
+	// (CAP_SYS_ADMIN in the initial user namespace), so deny entries can
+	// cover files that appear after the start (denywatch.go).
+	FanotifyPerm   bool   `json:"fanotify_permission"`
+	FanotifyReason string `json:"fanotify_reason,omitempty"`
 
 	cgroups linux.CgroupLayout
 }
@@ -72,6 +77,7 @@ func ProbeHost() HostInfo {
 	}
 	h.cgroups = linux.ProbeCgroups()
 	h.Tun, h.TunReason = probeTun()
+	h.FanotifyPerm, h.FanotifyReason = probeFanotify()
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	return h
 }
@@ -144,6 +150,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	}
 	boundary(profile.ReadBoundary)
 	boundary(profile.WriteBoundary)
+	gs = append(gs, denyNewFilesStatus(s, h))
 
 	switch {
 	case !ns:

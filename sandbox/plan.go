@@ -29,6 +29,9 @@ var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 type plan struct {
 	config linux.Config
 	home   string
+	// denyWatch, when set, is what the supervisor watches for files that
+	// appear after the start at denied paths (denywatch.go).
+	denyWatch *denyWatchPlan
 }
 
 // compile turns the profile and cmd into the stage-2 Config.
@@ -84,7 +87,10 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		mounts = append(mounts, linux.Mount{Kind: linux.MountReadOnly, Target: sub, Optional: true})
 	}
 
-	read := append([]string{ws, home, sandboxTmp, "/dev", "/proc"}, s.Filesystem.Read...)
+	// Read-only roots beneath which a deny entry can match get a rule
+	// per entry present now (denyexpand.go).
+	expanded := expandReadRoots(s)
+	read := append([]string{ws, home, sandboxTmp, "/dev", "/proc"}, expanded.landlockRead(s.Filesystem.Read)...)
 	read = append(read, s.Filesystem.Write...)
 	var write []string
 	if !s.ReadOnlyWorkspace {
@@ -105,7 +111,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		// any source tree or build artefact.
 		{Resource: unix.RLIMIT_FSIZE, Value: 16 << 30},
 	}
-	return &plan{home: home, config: linux.Config{
+	return &plan{home: home, denyWatch: planDenyWatch(s, expanded), config: linux.Config{
 		Argv:     append([]string(nil), cmd.Args...),
 		Env:      env,
 		Dir:      dir,

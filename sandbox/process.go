@@ -63,6 +63,10 @@ type Process struct {
 	broker      *connectBroker
 	stderr      io.Writer // the run's stderr, shared with denial lines
 	denialLines atomic.Int64
+
+	// The deny watch of a run whose deny entries can match inside its
+	// mounts (see denywatch.go).
+	deny atomic.Pointer[denyWatch]
 }
 
 func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
@@ -156,6 +160,14 @@ func (p *Process) spawn() error {
 		defer handoff.parent.Close()
 		p.pipes = append(p.pipes, handoff.child)
 	}
+	denyH, err := p.newDenyHandoff()
+	if err != nil {
+		return &SetupError{Step: "deny watch", Err: err}
+	}
+	if denyH != nil {
+		defer denyH.parent.Close()
+		p.pipes = append(p.pipes, denyH.child)
+	}
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return &SetupError{Step: "pipe", Err: err}
@@ -202,6 +214,10 @@ func (p *Process) spawn() error {
 		if fd := 2 + len(c.ExtraFiles); fd != tapHandoffFD {
 			return &SetupError{Step: "egress", Err: fmt.Errorf("the TAP hand-off socket is the helper's fd %d, not %d", fd, tapHandoffFD)}
 		}
+	}
+	if denyH != nil {
+		c.ExtraFiles = append(c.ExtraFiles, denyH.child)
+		cfg.DenyWatch = denyH.config(2+len(c.ExtraFiles), p.plan.denyWatch)
 	}
 	if dir := p.cgDir(); dir != "" {
 		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -270,6 +286,13 @@ func (p *Process) spawn() error {
 	_, werr := cfgW.Write(cfgData)
 	cfgW.Close()
 	p.pipes = nil
+	// The helper hands over its mounts after the network steps, which
+	// the gateway block below serves; the two run side by side.
+	var dwDone chan error
+	if denyH != nil && werr == nil {
+		dwDone = make(chan error, 1)
+		go func() { dwDone <- p.startDenyWatch(denyH) }()
+	}
 	var gwErr error
 	if handoff != nil && werr == nil {
 		gwErr = p.startGateway(handoff)
@@ -278,10 +301,18 @@ func (p *Process) spawn() error {
 		}
 		handoff.parent.Close() // a helper still waiting for the go-ahead fails
 	}
+	var dwErr error
+	if dwDone != nil {
+		dwErr = <-dwDone
+	}
 	msg, _ := io.ReadAll(errR)
 	if gwErr != nil && !errors.Is(gwErr, errHelperGone) {
 		p.reapLocked()
 		return &SetupError{Step: "egress gateway", Err: gwErr}
+	}
+	if dwErr != nil && !errors.Is(dwErr, errDenyHelperGone) {
+		p.reapLocked()
+		return &SetupError{Step: "deny watch", Err: dwErr}
 	}
 	if werr != nil {
 		p.reapLocked()
@@ -425,6 +456,7 @@ func (p *Process) Wait() (*Result, error) {
 	p.copiers.Wait()
 	// Every process of the run is gone; so go its connections.
 	netDenials := p.closeGateway()
+	fsDenials := p.closeDenyWatch()
 	close(p.done)
 	end := time.Now()
 
@@ -458,6 +490,7 @@ func (p *Process) Wait() (*Result, error) {
 	// Every process of the run is gone: nothing can race the check.
 	res.Denials = append(res.Denials, checkProtected(p.e.profile.Workspace(), p.e.profile.Spec().Filesystem.Protected, p.protected, p.runID)...)
 	res.Denials = append(res.Denials, netDenials...)
+	res.Denials = append(res.Denials, fsDenials...)
 
 	if p.outs[0] != nil {
 		res.Stdout = p.outs[0].Bytes()
@@ -509,6 +542,7 @@ func (p *Process) reapLocked() {
 // cleanupLocked kills anything left in the run's cgroup and removes it.
 func (p *Process) cleanupLocked() error {
 	p.closeGateway()
+	p.closeDenyWatch()
 	for _, f := range p.pipes {
 		f.Close()
 	}

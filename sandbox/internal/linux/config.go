@@ -19,6 +19,10 @@ type Config struct {
 	// Network, when set, gives the new network namespace a TAP device
 	// served by the supervisor's egress gateway (see tap.go).
 	Network *NetworkConfig `json:"network,omitempty"`
+	// DenyWatch, when set, hands the supervisor the view's mounts where
+	// deny entries can match, to refuse opens of files that appear after
+	// the start (see denymounts.go).
+	DenyWatch *DenyWatchConfig `json:"deny_watch,omitempty"`
 	// JoinCgroup lists the cgroup v1 "tasks" files the helper's thread
 	// moves itself into before anything else (see JoinSelf).
 	JoinCgroup []string `json:"join_cgroup,omitempty"`

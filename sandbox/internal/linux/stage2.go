@@ -79,6 +79,7 @@ func Stage2() {
 		fail("network", setupNetwork(cfg.Network))
 	}
 	fail("mount view", buildMountView(cfg.Mounts))
+	fail("deny watch", handOverDenyMounts(cfg.DenyWatch))
 	fail("working directory", unix.Chdir(cfg.Dir))
 	// The connect broker hands the sandbox sockets of the host's network
 	// namespace, so it may run only where no connect the kernel carries
@@ -109,10 +110,6 @@ func Stage2() {
 	if cfg.Network != nil && cfg.Network.ConnectNotify {
 		fail("connect notifier", sendNotifier(cfg.Network.FD, listener))
 	}
-	for _, r := range cfg.Rlimits {
-		fail(fmt.Sprintf("rlimit %d", r.Resource),
-			unix.Setrlimit(r.Resource, &unix.Rlimit{Cur: r.Value, Max: r.Value}))
-	}
 	if cfg.NewSession {
 		_, err := unix.Setsid()
 		fail("new session", err)
@@ -125,6 +122,13 @@ func Stage2() {
 		prog, err := seccomp.Build(runtime.GOARCH)
 		fail("seccomp", err)
 		fail("seccomp", seccomp.Install(prog))
+	}
+	// Limits last: under RLIMIT_AS (the memory budget where no cgroup
+	// can be written) the helper's own Go runtime could not map another
+	// arena; nothing after this point allocates.
+	for _, r := range cfg.Rlimits {
+		fail(fmt.Sprintf("rlimit %d", r.Resource),
+			unix.Setrlimit(r.Resource, &unix.Rlimit{Cur: r.Value, Max: r.Value}))
 	}
 	// The marker tells the supervisor the helper got this far: an error
 	// pipe that closes without it means the helper died on the way.

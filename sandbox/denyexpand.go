@@ -1,0 +1,162 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/airlockhq/airlock/profile"
+)
+
+// Deny entries beneath read-only paths (the presets' /etc/shadow,
+// /etc/ssh/ssh_host_*_key and the like) are held to what exists at the
+// start by Landlock itself, not by the deny watch: instead of one read
+// rule for the whole root, the helper gets a rule for every entry the
+// root held when the run was compiled, except what a deny entry hides,
+// descending only into directories a deny entry can match beneath. A file
+// that appears later at a denied path, or replaces one there (a new
+// inode: the host's passwd(1) renames a new /etc/shadow into place, which
+// also drops the mask's mount), is in no rule and cannot be opened. It
+// costs a rule per entry when the run starts and nothing per open, where
+// a fanotify watch on /etc would cost a round trip for every exec (the
+// dynamic linker opens /etc/ld.so.cache).
+//
+// Symlinks get no rule of their own: Landlock decides on the file they
+// lead to. Directories listed here keep READ_DIR through the view-wide
+// List rule, so `ls /etc` still works.
+
+// maxExpandedRules bounds one root's expansion; a root that would need
+// more (a deny glob with ** under /usr, say) is left to the deny watch.
+const maxExpandedRules = 4000
+
+// readExpansion is the read rules that stand in for read-only roots.
+type readExpansion map[string][]string
+
+// expandReadRoots expands every read-only system path of s (profile.
+// SystemReadPaths) beneath which a deny entry can match, within the
+// bound. Other read paths are the user's, where a file that appears
+// later is expected to be readable: the deny watch covers those.
+func expandReadRoots(s profile.Spec) readExpansion {
+	if len(s.Filesystem.Deny) == 0 {
+		return nil
+	}
+	globs := resolvedGlobs(s.Filesystem.Deny)
+	system := profile.SystemReadPaths()
+	out := readExpansion{}
+	for _, r := range s.Filesystem.Read {
+		if !slices.Contains(system, r) {
+			continue
+		}
+		if paths, ok := expandReadRoot(r, globs); ok {
+			out[r] = paths
+		}
+	}
+	return out
+}
+
+// expandableReadRoots is expandReadRoots for the Report: the roots a run
+// would expand, without walking them (the bound is checked per run; a
+// root over it is watched instead, which the Report cannot foresee).
+func expandableReadRoots(s profile.Spec) readExpansion {
+	if len(s.Filesystem.Deny) == 0 {
+		return nil
+	}
+	globs := resolvedGlobs(s.Filesystem.Deny)
+	out := readExpansion{}
+	for _, r := range s.Filesystem.Read {
+		if slices.Contains(profile.SystemReadPaths(), r) && expandable(r, globs) {
+			out[r] = nil
+		}
+	}
+	return out
+}
+
+func expandable(root string, globs []denyGlob) bool {
+	if !matchesBeneath(globs, root) || hiddenByAny(globs, root) {
+		return false
+	}
+	fi, err := os.Lstat(root)
+	return err == nil && fi.IsDir()
+}
+
+// expandReadRoot returns the paths whose read rules replace root's, or
+// false when no deny entry can match beneath root, a deny entry hides
+// root itself (its mask hides all of it), root is not a directory, or
+// the expansion would exceed maxExpandedRules.
+func expandReadRoot(root string, globs []denyGlob) ([]string, bool) {
+	if !expandable(root, globs) {
+		return nil, false
+	}
+	var out []string
+	var walk func(dir string) bool
+	walk = func(dir string) bool {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return false
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case hiddenByAny(globs, p), e.Type()&fs.ModeSymlink != 0:
+				continue
+			case e.IsDir() && matchesBeneath(globs, p):
+				if !walk(p) {
+					return false
+				}
+				continue
+			}
+			if out = append(out, p); len(out) > maxExpandedRules {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(root) {
+		return nil, false
+	}
+	return out, true
+}
+
+func matchesBeneath(globs []denyGlob, dir string) bool {
+	var parts []string
+	for _, g := range globs {
+		// A glob's fixed leading part must lie on dir's path, one way or
+		// the other; most do not, and need no matching.
+		if !profile.Within(g.root, dir) && !profile.Within(dir, g.root) {
+			continue
+		}
+		if parts == nil {
+			parts = splitGlobPath(dir)
+		}
+		if g.canMatchBeneath(dir, parts) {
+			return true
+		}
+	}
+	return false
+}
+
+func hiddenByAny(globs []denyGlob, path string) bool {
+	for _, g := range globs {
+		if g.hides(path) {
+			return true
+		}
+	}
+	return false
+}
+
+// landlockRead replaces the expanded roots in a list of read rules.
+func (x readExpansion) landlockRead(paths []string) []string {
+	if len(x) == 0 {
+		return paths
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if sub, ok := x[p]; ok {
+			out = append(out, sub...)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}

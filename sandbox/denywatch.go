@@ -1,0 +1,503 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/linux"
+)
+
+// The deny watch: deny paths and globs also refuse files that appear after
+// the start. Masks (mask.go) hide what a deny entry matches when the run
+// is prepared; a mount cannot hide a name that does not exist yet, and
+// Landlock cannot subtract a path from a readable tree. So, when the
+// supervisor may (CAP_SYS_ADMIN in the initial user namespace), it puts
+// the sandbox's own mounts under a deny entry into a fanotify group with
+// FAN_OPEN_PERM: every open through them (read, write, create, exec, and
+// opening a directory to list it) waits until the supervisor has matched
+// the opened file's path against the deny entries and answered.
+//
+//	helper, after the mount view   O_PATH descriptor of every directory mount at or beneath
+//	(internal/linux/denymounts.go) a watch root → SCM_RIGHTS over its own socket → wait for a byte
+//	supervisor (startDenyWatch)    fanotify_init(FAN_CLASS_CONTENT) → fanotify_mark(FAN_MARK_MOUNT,
+//	                               FAN_OPEN_PERM|FAN_ONDIR) on each → serve → write the byte
+//	each open in the sandbox       event → readlink of the event's descriptor (the path in the
+//	                               sandbox's view, which mirrors the host's) → FAN_DENY (EPERM) if a
+//	                               deny entry matches it or a parent, else FAN_ALLOW → a Denial
+//	Process.Wait / failed Start    every process of the run is dead → stop reading, collect the
+//	                               denials → close the group in the background
+//
+// The marks are on mounts that exist only in the sandbox's mount
+// namespace: host processes opening the same files are never asked, and
+// the command cannot make an unmarked copy of them (it can create no
+// mount namespace: no capabilities, and seccomp). Exec opens raise
+// FAN_OPEN_PERM too, so FAN_OPEN_EXEC_PERM adds nothing; FAN_ACCESS_PERM
+// would cost a round trip per read() to add only descriptors opened
+// before their file got a denied name.
+//
+// Every event is answered: read errors are events the kernel has already
+// denied, and closing the group (at the end of the run, or when the
+// supervisor dies) makes the kernel allow whatever is pending. A
+// supervisor that dies takes the run with it (the helper's PDEATHSIG), but
+// between its descriptors closing and that SIGKILL landing the kernel
+// allows opens: deny entries hold only while a supervisor answers.
+//
+// What a path check cannot see: in a directory the command may write, it
+// can rename or hard-link a file that appeared at a denied name to another
+// name (neither opens the file) and open it there; and content a host
+// program writes under another name first (an editor's temporary file,
+// renamed to .env when saved) is readable until the rename. The Report
+// says so: deny-new-files is enforced only when every watched mount is
+// read-only in the sandbox.
+
+// expandMechanism is the Report's name for read-only roots held to their
+// entries at the start.
+const expandMechanism = "Landlock read rules only for the entries read-only paths held at the start"
+
+// denyWatchMechanism is the Report's name for the deny watch.
+const denyWatchMechanism = "fanotify open permission on the sandbox's own mounts, answered by the supervisor"
+
+// maxDenyDenials caps the distinct paths one run records; the Result says
+// how many more there were.
+const maxDenyDenials = 1000
+
+// denyWatchPlan is what a profile's deny watch covers.
+type denyWatchPlan struct {
+	roots []watchRoot
+	// globs are the deny entries that can match beneath a root, with a
+	// second form for those whose fixed part leads through a symlink on
+	// the host (the view shows the resolved path, as the masks do).
+	globs []denyGlob
+}
+
+// watchRoot is one path the sandbox binds from the host under which a
+// deny entry can match.
+type watchRoot struct {
+	path     string
+	writable bool
+}
+
+// planDenyWatch returns the deny watch of a profile, or nil when no deny
+// entry can match inside a path the sandbox binds, other than the
+// read-only roots Landlock holds to their entries at the start
+// (expanded, denyexpand.go): such runs pay nothing.
+func planDenyWatch(s profile.Spec, expanded readExpansion) *denyWatchPlan {
+	if len(s.Filesystem.Deny) == 0 {
+		return nil
+	}
+	globs := resolvedGlobs(s.Filesystem.Deny)
+	binds := []watchRoot{{s.Workspace, !s.ReadOnlyWorkspace}}
+	for _, r := range s.Filesystem.Read {
+		if _, ok := expanded[r]; !ok {
+			binds = append(binds, watchRoot{r, false})
+		}
+	}
+	for _, w := range s.Filesystem.Write {
+		binds = append(binds, watchRoot{w, true})
+	}
+	var pl denyWatchPlan
+	used := make([]bool, len(globs))
+	for _, b := range binds {
+		parts := splitGlobPath(b.path)
+		var matching []int
+		for i, g := range globs {
+			if g.canMatchBeneath(b.path, parts) {
+				matching = append(matching, i)
+			}
+		}
+		// A path that is a symlink on the host is a symlink in the view
+		// too (pathMount); its target is bound, and watched, on its own.
+		if len(matching) == 0 || pathMount(b.path, !b.writable).Kind != linux.MountBind {
+			continue
+		}
+		pl.roots = append(pl.roots, b)
+		for _, i := range matching {
+			if !used[i] {
+				used[i] = true
+				pl.globs = append(pl.globs, globs[i])
+			}
+		}
+	}
+	if len(pl.roots) == 0 {
+		return nil
+	}
+	return &pl
+}
+
+// writable reports whether the command can write in a watched mount, and
+// so rename a file out of a denied name there.
+func (pl *denyWatchPlan) writable() bool {
+	for _, r := range pl.roots {
+		if r.writable {
+			return true
+		}
+	}
+	return false
+}
+
+func (pl *denyWatchPlan) rootPaths() []string {
+	out := make([]string, len(pl.roots))
+	for i, r := range pl.roots {
+		out[i] = r.path
+	}
+	return out
+}
+
+// denyGlob is one absolute deny glob, split once.
+type denyGlob struct {
+	pattern string
+	root    string // the longest leading part without wildcards
+	parts   []string
+	// orBeneath is pattern + "/**": it matches what pattern matches and
+	// everything beneath.
+	orBeneath string
+}
+
+func newDenyGlob(pattern string) denyGlob {
+	return denyGlob{pattern: pattern, root: globRoot(pattern), parts: splitGlobPath(pattern), orBeneath: strings.TrimSuffix(pattern, "/") + "/**"}
+}
+
+// resolvedGlobs compiles the deny globs, adding for each whose fixed
+// leading part resolves through a symlink on the host the glob with that
+// part resolved.
+func resolvedGlobs(deny []string) []denyGlob {
+	out := make([]denyGlob, 0, len(deny))
+	for _, p := range deny {
+		out = append(out, newDenyGlob(p))
+	}
+	for _, g := range out[:len(deny)] {
+		real, err := filepath.EvalSymlinks(g.root)
+		if err != nil || real == g.root {
+			continue
+		}
+		out = append(out, newDenyGlob(filepath.Join(real, strings.TrimPrefix(g.pattern, g.root))))
+	}
+	return out
+}
+
+// hides reports whether the glob matches path or one of its parents: the
+// rule of the masks, and of profile.Profile.Denied.
+func (g denyGlob) hides(path string) bool {
+	// Every path the glob matches starts with its fixed part.
+	return profile.Within(g.root, path) && profile.MatchGlob(g.orBeneath, path)
+}
+
+// canMatchBeneath reports whether the glob matches dir (split into
+// parts), a parent of dir, or some path beneath dir.
+func (g denyGlob) canMatchBeneath(dir string, parts []string) bool {
+	return g.hides(dir) || prefixCanMatch(g.parts, parts)
+}
+
+// prefixCanMatch reports whether the path elements parts can be the start
+// of a path that pat matches, with at least one element more.
+func prefixCanMatch(pat, parts []string) bool {
+	if len(parts) == 0 {
+		return len(pat) > 0
+	}
+	if len(pat) == 0 {
+		return false
+	}
+	if pat[0] == "**" {
+		return prefixCanMatch(pat[1:], parts) || prefixCanMatch(pat, parts[1:])
+	}
+	if ok, err := filepath.Match(pat[0], parts[0]); err != nil || !ok {
+		return false
+	}
+	return prefixCanMatch(pat[1:], parts[1:])
+}
+
+func splitGlobPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// probeFanotify reports whether this process may create a fanotify group
+// with permission events.
+func probeFanotify() (bool, string) {
+	fd, err := unix.FanotifyInit(unix.FAN_CLASS_CONTENT|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY)
+	switch {
+	case err == unix.EPERM:
+		return false, "fanotify permission events need CAP_SYS_ADMIN in the initial user namespace; run airlock as root for deny entries to cover them"
+	case err == unix.EINVAL:
+		return false, "the kernel has no fanotify permission events (CONFIG_FANOTIFY_ACCESS_PERMISSIONS)"
+	case err != nil:
+		return false, "fanotify_init: " + err.Error()
+	}
+	unix.Close(fd)
+	return true, ""
+}
+
+// denyNewFilesStatus is the Report's line for deny-new-files.
+func denyNewFilesStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
+	st := GuaranteeStatus{Guarantee: profile.DenyNewFiles}
+	expanded := expandableReadRoots(s)
+	pl := planDenyWatch(s, expanded)
+	switch {
+	case pl == nil && len(expanded) == 0:
+		st.Status, st.Reason = NotApplied, "no deny entry can match inside a path the sandbox sees"
+	case pl == nil && h.LandlockABI == 0:
+		st.Status, st.Mechanism = Degraded, "mounts over what deny entries match when the run starts"
+		st.Reason = "deny entries cover only files present at start: Landlock is unavailable"
+	case pl == nil:
+		st.Status, st.Mechanism = Enforced, expandMechanism
+	case !h.UserNamespaces:
+		st.Status, st.Reason = Unavailable, "user namespaces unavailable: "+h.UserNSReason
+	case !h.FanotifyPerm:
+		st.Status, st.Mechanism = Degraded, "mounts over what deny entries match when the run starts"
+		st.Reason = "deny entries cover only files present at start: " + h.FanotifyReason
+	case pl.writable():
+		st.Status, st.Mechanism = Degraded, denyWatchMechanism
+		st.Reason = "a file that appears later at a denied path cannot be opened there, but in a writable directory the command can rename or hard-link it to another name first"
+	default:
+		st.Status, st.Mechanism = Enforced, denyWatchMechanism
+	}
+	return st
+}
+
+// denyHandoff is the socket pair the helper's mounts travel over.
+type denyHandoff struct {
+	parent, child *os.File
+}
+
+// newDenyHandoff returns the hand-off for a run with a deny watch, or nil
+// when the run has none (no deny entry can match inside its mounts, or
+// this supervisor cannot answer permission events; the Report says so).
+func (p *Process) newDenyHandoff() (*denyHandoff, error) {
+	if p.plan.denyWatch == nil || !p.e.host.FanotifyPerm {
+		return nil, nil
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &denyHandoff{parent: os.NewFile(uintptr(fds[0]), "deny-handoff"), child: os.NewFile(uintptr(fds[1]), "deny-handoff-helper")}, nil
+}
+
+// denyWatchConfig tells the helper which descriptor (its fd) the hand-off
+// socket is and which roots to hand over.
+func (h *denyHandoff) config(fd int, pl *denyWatchPlan) *linux.DenyWatchConfig {
+	if h == nil {
+		return nil
+	}
+	return &linux.DenyWatchConfig{Roots: pl.rootPaths(), FD: fd}
+}
+
+// errDenyHelperGone: the helper ended before handing over its mounts; its
+// own message on the error pipe says why.
+var errDenyHelperGone = errors.New("the helper ended before handing over its mounts")
+
+// startDenyWatch receives the helper's mounts, marks them, serves the
+// group and tells the helper to go on. It closes the supervisor's end of
+// the hand-off either way, so a helper still waiting fails its step.
+func (p *Process) startDenyWatch(h *denyHandoff) error {
+	defer h.parent.Close()
+	mounts, err := receiveMounts(h.parent)
+	defer func() {
+		for _, fd := range mounts {
+			unix.Close(fd)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	// An unlimited queue: on overflow the kernel would drop permission
+	// events, which means allowing them.
+	fan, err := unix.FanotifyInit(unix.FAN_CLASS_CONTENT|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK|unix.FAN_UNLIMITED_QUEUE,
+		// O_NONBLOCK: the event's descriptor must not wait for a FIFO's
+		// writer (the writer is the opener waiting for the answer).
+		unix.O_RDONLY|unix.O_NONBLOCK|unix.O_LARGEFILE|unix.O_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("fanotify_init: %w", err)
+	}
+	for _, m := range mounts {
+		// "." on the O_PATH descriptor: fanotify_mark without a path
+		// refuses O_PATH descriptors.
+		if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, unix.FAN_OPEN_PERM|unix.FAN_ONDIR, m, "."); err != nil {
+			unix.Close(fan)
+			return fmt.Errorf("fanotify_mark: %w", err)
+		}
+	}
+	w := &denyWatch{
+		fan:   os.NewFile(uintptr(fan), "fanotify"),
+		globs: p.plan.denyWatch.globs,
+		done:  make(chan struct{}),
+		seen:  map[string]bool{},
+	}
+	go w.serve()
+	p.deny.Store(w)
+	if _, err := h.parent.Write([]byte{1}); err != nil {
+		return fmt.Errorf("tell the helper its mounts are watched: %w", err)
+	}
+	return nil
+}
+
+// receiveMounts reads the helper's messages until the last one (its byte
+// is 0) and returns the descriptors they carried.
+func receiveMounts(sock *os.File) ([]int, error) {
+	var fds []int
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4*linux.MountsPerMessage))
+	for {
+		n, oobn, flags, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != nil {
+			return fds, fmt.Errorf("receive the sandbox's mounts: %w", err)
+		}
+		if n == 0 && oobn == 0 {
+			return fds, errDenyHelperGone
+		}
+		if oobn > 0 {
+			msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+			if err != nil {
+				return fds, fmt.Errorf("receive the sandbox's mounts: %w", err)
+			}
+			for i := range msgs {
+				got, err := unix.ParseUnixRights(&msgs[i])
+				fds = append(fds, got...)
+				if err != nil {
+					return fds, fmt.Errorf("receive the sandbox's mounts: %w", err)
+				}
+			}
+		}
+		if flags&unix.MSG_CTRUNC != 0 {
+			return fds, errors.New("receive the sandbox's mounts: descriptors truncated")
+		}
+		if buf[0] == 0 {
+			return fds, nil
+		}
+	}
+}
+
+// closeDenyWatch stops the run's deny watch, once every process of the
+// run is gone, and returns its denials. Safe to call more than once.
+func (p *Process) closeDenyWatch() []Denial {
+	w := p.deny.Swap(nil)
+	if w == nil {
+		return nil
+	}
+	return w.close()
+}
+
+// denyWatch answers the permission events of one run.
+type denyWatch struct {
+	fan   *os.File // non-blocking, so Close ends a pending Read
+	globs []denyGlob
+	done  chan struct{}
+
+	mu      sync.Mutex
+	denials []Denial
+	seen    map[string]bool
+	dropped int
+}
+
+func (w *denyWatch) serve() {
+	defer close(w.done)
+	const metaLen = int(unsafe.Sizeof(unix.FanotifyEventMetadata{}))
+	buf := make([]byte, 16<<10)
+	for {
+		n, err := w.fan.Read(buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
+			return
+		}
+		if err != nil {
+			// The kernel could not give the event a descriptor (the
+			// supervisor's descriptor limit, a device that refuses a
+			// second open) and has denied it already.
+			w.record("?", "open refused: the supervisor could not inspect it ("+err.Error()+")")
+			continue
+		}
+		for off := 0; off+metaLen <= n; {
+			m := (*unix.FanotifyEventMetadata)(unsafe.Pointer(&buf[off]))
+			if m.Event_len < uint32(metaLen) || off+int(m.Event_len) > n {
+				break
+			}
+			if m.Fd >= 0 {
+				w.answer(int(m.Fd))
+			}
+			off += int(m.Event_len)
+		}
+	}
+}
+
+// answer decides one open by the path of the file being opened, as the
+// sandbox's view names it, and closes the event's descriptor.
+func (w *denyWatch) answer(fd int) {
+	var buf [unix.PathMax]byte
+	path, reason := "?", "open refused: its path could not be read"
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
+	if err == nil && n < len(buf) {
+		path, reason = string(buf[:n]), ""
+		if g := w.deniedBy(path); g != "" {
+			reason = "open refused: matches deny " + g + " (not there when the run started)"
+		}
+	}
+	// Closed before the answer: the kernel finds the event by the
+	// number, and the opener must not find this descriptor still open
+	// (a FIFO's writer would take it for a reader).
+	unix.Close(fd)
+	resp := unix.FanotifyResponse{Fd: int32(fd), Response: unix.FAN_ALLOW}
+	if reason != "" {
+		resp.Response = unix.FAN_DENY
+	}
+	_, _ = w.fan.Write((*[unsafe.Sizeof(resp)]byte)(unsafe.Pointer(&resp))[:])
+	if reason != "" {
+		w.record(path, reason)
+	}
+}
+
+// deniedBy returns the deny glob that hides path, or "". A file unlinked
+// since it was opened shows as "PATH (deleted)"; either form counts.
+func (w *denyWatch) deniedBy(path string) string {
+	trimmed, deleted := strings.CutSuffix(path, " (deleted)")
+	for _, g := range w.globs {
+		if g.hides(path) || deleted && g.hides(trimmed) {
+			return g.pattern
+		}
+	}
+	return ""
+}
+
+func (w *denyWatch) record(path, reason string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.seen[path]:
+	case len(w.denials) >= maxDenyDenials:
+		w.dropped++
+	default:
+		w.seen[path] = true
+		w.denials = append(w.denials, Denial{Kind: "filesystem", Target: path, Reason: reason})
+	}
+}
+
+// close stops serving and closes the group: the kernel allows whatever
+// is still pending, which, once every process of the run is gone, is
+// nothing. The close itself waits for the kernel to drop the marks (an
+// SRCU grace period, about 15 ms on the development VM), which the
+// caller need not wait for.
+func (w *denyWatch) close() []Denial {
+	if err := w.fan.SetReadDeadline(time.Now()); err != nil {
+		w.fan.Close()
+	}
+	<-w.done
+	go w.fan.Close()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.denials
+	if w.dropped > 0 {
+		out = append(out, Denial{Kind: "filesystem", Target: "*", Reason: fmt.Sprintf("%d more distinct opens refused, not listed", w.dropped)})
+	}
+	return out
+}

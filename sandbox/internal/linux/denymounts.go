@@ -1,0 +1,167 @@
+package linux
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// DenyWatchConfig asks the helper to hand the supervisor its own mounts
+// beneath Roots once the mount view is built. The supervisor marks them
+// in a fanotify group and refuses every open of a path a deny entry
+// matches, files that appear after the start included. The marks are on
+// the sandbox's mounts, which exist only in its mount namespace, so no
+// host process is ever asked.
+type DenyWatchConfig struct {
+	// Roots are the paths of the view under which a deny entry can match
+	// (the workspace, read and write paths).
+	Roots []string `json:"roots"`
+	// FD is the inherited unix socket the helper sends O_PATH descriptors
+	// of the mounts over (SCM_RIGHTS) and then reads one byte from, once
+	// the supervisor has marked them.
+	FD int `json:"fd"`
+}
+
+// MountsPerMessage is the most descriptors one hand-off message carries,
+// under the kernel's SCM_MAX_FD (253).
+const MountsPerMessage = 250
+
+// handOverDenyMounts sends the supervisor an O_PATH descriptor of every
+// directory mount at or beneath c.Roots in the finished view and waits
+// until the supervisor has marked them, so the command never runs
+// unwatched. Each message carries up to MountsPerMessage descriptors and
+// one byte: 1 when more follow, 0 for the last. A nil c does nothing.
+func handOverDenyMounts(c *DenyWatchConfig) error {
+	if c == nil {
+		return nil
+	}
+	defer unix.Close(c.FD)
+	fds, err := mountsBeneath(c.Roots)
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	for {
+		n := min(len(fds), MountsPerMessage)
+		more := byte(0)
+		if n < len(fds) {
+			more = 1
+		}
+		var oob []byte
+		if n > 0 {
+			oob = unix.UnixRights(fds[:n]...)
+		}
+		if err := unix.Sendmsg(c.FD, []byte{more}, oob, nil, 0); err != nil {
+			return fmt.Errorf("hand the mounts to the supervisor: %w", err)
+		}
+		for _, fd := range fds[:n] {
+			unix.Close(fd)
+		}
+		fds = fds[n:]
+		if more == 0 {
+			break
+		}
+	}
+	var ack [1]byte
+	n, err := unix.Read(c.FD, ack[:])
+	if err != nil || n != 1 {
+		return fmt.Errorf("the supervisor did not watch the mounts (read %d, %v)", n, err)
+	}
+	return nil
+}
+
+// mountsBeneath opens every directory mount of this mount namespace whose
+// mount point is at or beneath one of roots, once per mount. A mount that
+// another mount hides is reached by nobody and needs no mark; opening its
+// mount point lands on the one on top, which is the one to mark. A mount
+// point that cannot be opened fails the step: an unmarked mount would be
+// an unwatched one.
+func mountsBeneath(roots []string) ([]int, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The view's own root tmpfs: read-only, and what masks bind from.
+	var root unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, "/", 0, unix.STATX_TYPE, &root); err != nil {
+		return nil, fmt.Errorf("statx /: %w", err)
+	}
+	var fds []int
+	seen := map[uint64]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMountinfo(fields[4])
+		if !beneathAny(roots, mp) {
+			continue
+		}
+		fd, err := unix.Openat2(unix.AT_FDCWD, mp, &unix.OpenHow{
+			Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		if err != nil {
+			return fds, fmt.Errorf("open mount %s: %w", mp, err)
+		}
+		var st unix.Statx_t
+		if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_TYPE|unix.STATX_MNT_ID, &st); err != nil {
+			unix.Close(fd)
+			return fds, fmt.Errorf("statx mount %s: %w", mp, err)
+		}
+		// Only a directory can gain entries; a file mount (a protected
+		// file, a mask) always shows the same inode, and a directory
+		// mask is an empty directory of the read-only root.
+		mask := st.Dev_major == root.Dev_major && st.Dev_minor == root.Dev_minor
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR || mask || seen[st.Mnt_id] {
+			unix.Close(fd)
+			continue
+		}
+		seen[st.Mnt_id] = true
+		fds = append(fds, fd)
+	}
+	if err := sc.Err(); err != nil {
+		return fds, fmt.Errorf("read mountinfo: %w", err)
+	}
+	return fds, nil
+}
+
+func beneathAny(roots []string, p string) bool {
+	for _, r := range roots {
+		if p == r || r == "/" || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMountinfo undoes the octal escapes (\040 for a space, \011,
+// \012, \134) the kernel writes in mountinfo paths.
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
