@@ -244,8 +244,10 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 
 // egressMechanism is how network filtering works for every program, proxy
 // variables or not: the sandbox's only interface is a TAP device, and
-// every packet on it ends in the supervisor's userspace TCP/IP stack.
-const egressMechanism = "network namespace whose only interface is a TAP device served by the supervisor's egress gateway (gVisor netstack), for every program"
+// every packet on it ends in the supervisor's userspace TCP/IP stack;
+// TCP connects stop at a seccomp notifier, and the supervisor connects
+// the ones the gateway allows itself (connect.go), same decision.
+const egressMechanism = "network namespace whose only interface is a TAP device served by the supervisor's egress gateway (gVisor netstack), for every program; allowed TCP connections are made by the supervisor and handed over (seccomp user notification)"
 
 // ReportFor says what an Executor for p would enforce on this host,
 // without requiring anything (New fails where this only reports).
