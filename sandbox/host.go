@@ -209,7 +209,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 			add(profile.NetworkFiltered, Unavailable, "", "host:port allowlists need a TAP device: "+h.TunReason)
 			add(profile.PrivateRangeBlock, Unavailable, "", "needs a TAP device: "+h.TunReason)
 		default:
-			add(profile.NetworkFiltered, Enforced, egressMechanism+"; TCP by host:port, DNS by name, UDP and ICMP refused", "")
+			add(profile.NetworkFiltered, Enforced, egressMechanism+"; TCP by host:port, DNS by name, UDP by host:port/udp entries, ICMP refused", "")
 			add(profile.PrivateRangeBlock, Enforced, egressMechanism+"; answers and connections to private and metadata addresses refused", "")
 		}
 	}
@@ -244,10 +244,11 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 
 // egressMechanism is how network filtering works for every program, proxy
 // variables or not: the sandbox's only interface is a TAP device, and
-// every packet on it ends in the supervisor's userspace TCP/IP stack;
-// TCP connects stop at a seccomp notifier, and the supervisor connects
-// the ones the gateway allows itself (connect.go), same decision.
-const egressMechanism = "network namespace whose only interface is a TAP device served by the supervisor's egress gateway (gVisor netstack), for every program; allowed TCP connections are made by the supervisor and handed over (seccomp user notification)"
+// every packet on it ends in the supervisor's userspace TCP/IP stack.
+// With Landlock ABI 4, TCP connects also stop at a seccomp notifier and
+// the supervisor makes the ones the gateway allows itself (connect.go),
+// by the same decision; that changes speed, not what is allowed.
+const egressMechanism = "network namespace whose only interface is a TAP device served by the supervisor's egress gateway (gVisor netstack), for every program"
 
 // ReportFor says what an Executor for p would enforce on this host,
 // without requiring anything (New fails where this only reports).
