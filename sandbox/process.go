@@ -38,22 +38,24 @@ type Process struct {
 	// Start waits for the helper. live guards what the output copiers,
 	// the watchdog, Signal and Kill touch, and is never held while
 	// waiting, so none of them can block a failing Start.
-	mu        sync.Mutex
-	started   bool
-	closed    bool
-	cg        *linux.Cgroup
-	start     time.Time
-	execd     time.Time
-	live      sync.Mutex
-	child     *exec.Cmd
-	killedBy  Status // why the supervisor killed the run, if it did
-	outN      int64
-	outs      [2]*bytes.Buffer
-	copiers   sync.WaitGroup
-	pipes     []*os.File
-	done      chan struct{}
-	runID     string
-	protected []protectedState
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	cg       *linux.Cgroup
+	start    time.Time
+	execd    time.Time
+	live     sync.Mutex
+	child    *exec.Cmd
+	killedBy Status // why the supervisor killed the run, if it did
+	// signaledAs is the signal Signal ended the command for, by SIGKILL.
+	signaledAs syscall.Signal
+	outN       int64
+	outs       [2]*bytes.Buffer
+	copiers    sync.WaitGroup
+	pipes      []*os.File
+	done       chan struct{}
+	runID      string
+	protected  []protectedState
 
 	// The egress gateway of a run with network "allow" or "all" (see
 	// egress.go); gwMu, not mu, guards gw, since the gateway starts
@@ -410,15 +412,39 @@ func (p *Process) kill(why Status) {
 	}
 }
 
-// Signal sends sig to the command (PID 1 of the sandbox). A command that
-// installs no handler ignores most signals as PID 1; use Kill to end it.
+// Signal sends sig to the command and has the effect it would have on an
+// ordinary process: a signal the command handles is delivered; one it
+// ignores, or whose default is to be ignored, does nothing; one whose
+// default action stops a process stops it; one whose default action ends
+// a process ends the command, and the Result names sig as the signal
+// that ended it. (The command is PID 1 of the sandbox, which the kernel
+// would shield from any signal it has no handler for; see signal.go.)
+// Kill ends the whole run instead.
 func (p *Process) Signal(sig os.Signal) error {
 	p.live.Lock()
 	defer p.live.Unlock()
 	if p.child == nil || p.child.Process == nil {
 		return errors.New("sandbox: process not started")
 	}
-	return p.child.Process.Signal(sig)
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return p.child.Process.Signal(sig)
+	}
+	switch effectOf(p.child.Process.Pid, s) {
+	case signalNothing:
+		return nil
+	case signalStop:
+		return p.child.Process.Signal(syscall.SIGSTOP)
+	case signalTerminate:
+		if err := p.child.Process.Signal(syscall.SIGKILL); err != nil {
+			return err
+		}
+		if p.signaledAs == 0 {
+			p.signaledAs = s
+		}
+		return nil
+	}
+	return p.child.Process.Signal(s)
 }
 
 // Kill ends the run and every process in it; Wait reports
@@ -478,6 +504,9 @@ func (p *Process) Wait() (*Result, error) {
 	p.live.Lock()
 	killedBy := p.killedBy
 	res.OutputBytes = p.outN
+	if p.signaledAs != 0 && res.Signal == syscall.SIGKILL.String() {
+		res.Signal = p.signaledAs.String()
+	}
 	p.live.Unlock()
 	p.mu.Lock()
 	var oom, pidsHit int64

@@ -70,8 +70,14 @@ Flags:
 		return exitSetup
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
+	// The first SIGINT, SIGTERM or SIGHUP goes to the command, with the
+	// effect it would have outside the sandbox (Process.Signal); a second
+	// one ends the run.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	wd, _ := os.Getwd()
 	dir := ""
 	if wd != "" && p.CanRead(wd) {
@@ -92,11 +98,11 @@ Flags:
 			*execID = newExecutionID()
 		}
 	}
-	res, err := ex.Run(ctx, sandbox.Cmd{
+	res, err := runForwarding(ctx, cancel, ex, sandbox.Cmd{
 		Args: argv, Dir: dir,
 		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 		ExecutionID: *execID,
-	})
+	}, sigs)
 	if log != nil {
 		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err); aerr != nil {
 			fmt.Fprintln(stderr, "airlock: audit:", aerr)
@@ -121,6 +127,41 @@ Flags:
 		fmt.Fprintf(stderr, "airlock: %s: %s (%s)\n", d.Kind, d.Reason, d.Target)
 	}
 	return exitStatus(res)
+}
+
+// runForwarding runs cmd, passing the first signal from sigs to the
+// command and cancelling the run at the second. A signal that comes
+// before the command runs is passed on once it does.
+func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, cmd sandbox.Cmd, sigs <-chan os.Signal) (*sandbox.Result, error) {
+	proc, err := ex.Prepare(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := proc.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		forwarded := false
+		for {
+			select {
+			case sig := <-sigs:
+				if forwarded {
+					cancel()
+					continue
+				}
+				forwarded = true
+				if proc.Signal(sig) != nil {
+					cancel()
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	res, err := proc.Wait()
+	close(done)
+	return res, err
 }
 
 func exitStatus(res *sandbox.Result) int {

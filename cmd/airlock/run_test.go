@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -218,4 +219,63 @@ func markerAlive(marker string) bool {
 		}
 	}
 	return false
+}
+
+// TestRunSignals: the first SIGTERM to airlock run goes to the command
+// with the effect it has outside a sandbox (a command without a handler
+// ends, exit 143); a command that ignores it keeps running until a second
+// SIGTERM ends the run (exit 137). Nothing is left running either way.
+func TestRunSignals(t *testing.T) {
+	bin := buildAirlock(t)
+	for _, c := range []struct {
+		name, script string
+		signals      int
+		want         int
+	}{
+		{"no handler", "touch started; exec sleep 30", 1, 143},
+		{"ignored, then killed", "trap '' TERM; touch started; sleep 30", 2, 137},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := t.TempDir()
+			cmd := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", c.script)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			t.Cleanup(func() { cmd.Process.Kill() })
+			for i := 0; !exists(filepath.Join(ws, "started")); i++ {
+				if i > 500 {
+					t.Fatal("the command did not start")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			for i := 0; i < c.signals; i++ {
+				if i > 0 {
+					// The first did not end it.
+					select {
+					case err := <-done:
+						t.Fatalf("the run ended after an ignored signal: %v", err)
+					case <-time.After(300 * time.Millisecond):
+					}
+				}
+				if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("airlock run did not end")
+			}
+			if code := cmd.ProcessState.ExitCode(); code != c.want {
+				t.Fatalf("exit %d, want %d", code, c.want)
+			}
+		})
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -1,0 +1,71 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// The command is PID 1 of the sandbox's pid namespace, and the kernel
+// delivers to a namespace's PID 1 only the signals it has a handler for
+// (and SIGKILL and SIGSTOP, sent from outside): a command that installs
+// none would never see a SIGTERM. So Process.Signal does what the
+// signal would have done to an ordinary process.
+
+// signalEffect is what sending a signal to the command comes to.
+type signalEffect int
+
+const (
+	signalDeliver   signalEffect = iota // the command handles it, or the kernel forces it
+	signalNothing                       // ignored, by the command or by default
+	signalTerminate                     // the default action ends the process
+	signalStop                          // the default action stops the process
+)
+
+// effectOf decides sig for the process pid from its signal dispositions
+// in /proc (SigCgt: handled, SigIgn: ignored).
+func effectOf(pid int, sig syscall.Signal) signalEffect {
+	switch sig {
+	case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGCONT:
+		// Forced from outside the namespace; SIGCONT resumes a stopped
+		// process whatever its disposition.
+		return signalDeliver
+	}
+	caught, ignored, ok := dispositions(pid)
+	if ok && sig >= 1 && sig <= 64 {
+		bit := uint64(1) << (uint(sig) - 1)
+		switch {
+		case caught&bit != 0:
+			return signalDeliver
+		case ignored&bit != 0:
+			return signalNothing
+		}
+	}
+	switch sig {
+	case syscall.SIGCHLD, syscall.SIGURG, syscall.SIGWINCH:
+		return signalNothing
+	case syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
+		return signalStop
+	}
+	return signalTerminate
+}
+
+// dispositions reads the caught and ignored signal masks of pid.
+func dispositions(pid int) (caught, ignored uint64, ok bool) {
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, 0, false
+	}
+	var haveCgt, haveIgn bool
+	for line := range bytes.Lines(status) {
+		if v, found := bytes.CutPrefix(line, []byte("SigCgt:")); found {
+			caught, err = strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64)
+			haveCgt = err == nil
+		} else if v, found := bytes.CutPrefix(line, []byte("SigIgn:")); found {
+			ignored, err = strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64)
+			haveIgn = err == nil
+		}
+	}
+	return caught, ignored, haveCgt && haveIgn
+}
