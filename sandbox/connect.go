@@ -183,6 +183,14 @@ func (b *connectBroker) serve() {
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
+			defer func() {
+				// A bug here must not take the supervisor, and with it
+				// the run, down: the call fails instead.
+				if recover() != nil {
+					resp := seccompNotifResp{id: n.id, error: -int32(unix.ECONNABORTED)}
+					b.ioctl(unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+				}
+			}()
 			b.answer(n)
 		}()
 	}
@@ -317,8 +325,8 @@ func (b *connectBroker) connect(n *seccompNotif) (bool, unix.Errno) {
 		}
 		return true, b.connectOn(sock, raw)
 	}
-	sameFamily := int(binary.NativeEndian.Uint16(raw[0:2])) == domain
-	if !inet || !sameFamily || bound || connected || !b.gw.PermitsTCP(dst.Addr(), dst.Port()) {
+	// inet means at least a sockaddr_in's length was read.
+	if !inet || int(binary.NativeEndian.Uint16(raw[0:2])) != domain || bound || connected || !b.gw.PermitsTCP(dst.Addr(), dst.Port()) {
 		// The gateway decides (and records a refusal).
 		return true, b.connectOn(sock, raw)
 	}

@@ -157,11 +157,21 @@ print("failed connect:", errno.errorcode.get(t.getsockopt(socket.SOL_SOCKET, soc
 t.setblocking(True)
 report("retry elsewhere", lambda: t.connect((addr, refused)))
 
-# 3. TCP Fast Open: a connect inside sendto.
+# 3. Addresses too short or absent, for sandbox and brokered sockets
+#    alike: the kernel's errors, and the supervisor keeps answering.
+for sock in (socket.socket(socket.AF_INET, socket.SOCK_STREAM), s):
+    for n in (0, 1, 2, 8):
+        buf = (ctypes.c_ubyte * 16)(2, 0)
+        rc = libc.connect(sock.fileno(), buf if n else None, n)
+        print("short %d:" % n, "ok" if rc == 0 else errno.errorcode.get(ctypes.get_errno()), flush=True)
+rc = libc.connect(t.fileno(), ctypes.c_void_p(8), 16)
+print("bad pointer:", "ok" if rc == 0 else errno.errorcode.get(ctypes.get_errno()), flush=True)
+
+# 4. TCP Fast Open: a connect inside sendto.
 u = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 report("fastopen", lambda: u.sendto(b"x", socket.MSG_FASTOPEN, (addr, refused)))
 
-# 4. A server and a client on the sandbox's own loopback still work.
+# 5. A server and a client on the sandbox's own loopback still work.
 srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 srv.bind(("127.0.0.1", 0))
 srv.listen(1)
@@ -191,6 +201,9 @@ func TestConnectBrokerAttacks(t *testing.T) {
 		"failed connect: ECONNREFUSED",
 		"retry elsewhere: EACCES",
 		"fastopen: ENOTSUP", // EOPNOTSUPP, as Python names it
+		"short 0: EINVAL",
+		"short 8: EINVAL",
+		"bad pointer: EFAULT",
 		"loopback connect: ok",
 		"loopback reply: pong",
 	} {
