@@ -131,6 +131,9 @@ func ParseRule(entry string) (Rule, error) {
 	if strings.Contains(hostPort, "/") {
 		return bad("write host[:port] (TCP) or host:port/udp, not a URL or a path")
 	}
+	if strings.Count(hostPort, "[") != strings.Count(hostPort, "]") || strings.Count(hostPort, "[") > 1 {
+		return bad("an IPv6 literal goes in one pair of brackets: [2001:db8::1] or [2001:db8::1]:443")
+	}
 	// needsPort refuses a UDP entry without a port: 80 and 443 are a
 	// default for the web, and UDP has no such default.
 	needsPort := func(host string) (Rule, error) {

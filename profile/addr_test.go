@@ -2,6 +2,7 @@ package profile_test
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/airlockhq/airlock/profile"
@@ -29,5 +30,37 @@ func TestIsPrivateAddr(t *testing.T) {
 		if profile.IsPrivateAddr(netip.MustParseAddr(s)) {
 			t.Errorf("%s: want public", s)
 		}
+	}
+}
+
+// TestBindable: the whole filesystem and the kernel's own trees are never
+// bound from the host, and the error says so.
+func TestBindable(t *testing.T) {
+	ws := t.TempDir()
+	for _, c := range []struct {
+		edit func(*profile.Spec)
+		want string
+	}{
+		{func(s *profile.Spec) { s.Filesystem.Read = []string{"/"} }, "whole host filesystem"},
+		{func(s *profile.Spec) { s.Filesystem.Write = []string{"/"} }, "whole host filesystem"},
+		{func(s *profile.Spec) { s.Filesystem.Read = []string{"/dev"} }, "its own /dev"},
+		{func(s *profile.Spec) { s.Filesystem.Write = []string{"/dev/sda"} }, "its own /dev"},
+		{func(s *profile.Spec) { s.Filesystem.Read = []string{"/proc/1/root"} }, "its own /proc"},
+		{func(s *profile.Spec) { s.Filesystem.Exec = []string{"/sys"} }, "its own /sys"},
+		{func(s *profile.Spec) { s.Budgets.CPU = 1e9 }, "at most 65536 cores"},
+	} {
+		s := profile.Preset("workspace")
+		s.Workspace = ws
+		c.edit(&s)
+		_, err := profile.New(s)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want an error saying %q, got %v", c.want, err)
+		}
+	}
+	s := profile.Preset("workspace")
+	s.Workspace = ws
+	s.Filesystem.Read = []string{"/var/lib", "/devices", "/proceedings"}
+	if _, err := profile.New(s); err != nil {
+		t.Errorf("ordinary paths refused: %v", err)
 	}
 }

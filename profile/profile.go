@@ -86,6 +86,9 @@ func New(s Spec) (*Profile, error) {
 			if err != nil {
 				return nil, err
 			}
+			if err := bindable(l.field, p, a); err != nil {
+				return nil, err
+			}
 			(*l.list)[i] = a
 		}
 		*l.list = sortedUnique(*l.list)
@@ -168,6 +171,8 @@ func New(s Spec) (*Profile, error) {
 		return nil, &FieldError{Field: "budgets.pids", Value: fmt.Sprint(b.Pids), Fix: "use a positive number of processes"}
 	case b.CPU < 0:
 		return nil, &FieldError{Field: "budgets.cpu", Value: fmt.Sprint(b.CPU), Fix: "use a positive number of cores like 1.5"}
+	case b.CPU > maxCPU:
+		return nil, &FieldError{Field: "budgets.cpu", Value: fmt.Sprint(b.CPU), Fix: fmt.Sprintf("at most %d cores; leave it unset for no CPU limit", maxCPU)}
 	case b.WallTime < 0:
 		return nil, &FieldError{Field: "budgets.wall_time", Fix: "use a positive duration like 30s"}
 	case b.Output < 0:
@@ -300,6 +305,25 @@ func isAddrEntry(entry string) bool {
 	}
 	_, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
 	return err == nil
+}
+
+// maxCPU bounds the CPU budget: far above any machine, well below what
+// the kernel's CFS quota can hold.
+const maxCPU = 65536
+
+// bindable refuses read, write and exec entries the sandbox never binds
+// from the host: the whole filesystem (sockets, devices and all) and the
+// kernel's own trees, which the sandbox gets fresh and minimal.
+func bindable(field, value, abs string) error {
+	if abs == "/" {
+		return &FieldError{Field: field, Value: value, Fix: "that is the whole host filesystem, its sockets and devices included; name the directories the command needs"}
+	}
+	for _, own := range []string{"/proc", "/sys", "/dev"} {
+		if Within(own, abs) {
+			return &FieldError{Field: field, Value: value, Fix: "the sandbox has its own " + own + "; the host's is never bound"}
+		}
+	}
+	return nil
 }
 
 func sortedUnique(in []string) []string {
