@@ -54,6 +54,42 @@ func (e *SetupError) Error() string { return "sandbox setup: " + e.Step + ": " +
 // Unwrap returns the cause; errors.Is(err, ErrSetup) is also true.
 func (e *SetupError) Unwrap() []error { return []error{ErrSetup, e.Err} }
 
+// ErrCommandNotFound and ErrNotExecutable are the setup errors that are
+// the command's own: nothing by that name in the sandbox's view, or a
+// file that cannot be executed. A SetupError wraps one of them when its
+// step is finding or executing the command (the CLI exits 127 and 126 for
+// them, as timeout(1) and env(1) do).
+var (
+	ErrCommandNotFound = errors.New("command not found")
+	ErrNotExecutable   = errors.New("command not executable")
+)
+
+// commandError is the helper's message about the command, classed.
+type commandError struct {
+	msg   string
+	class error
+}
+
+func (e *commandError) Error() string { return e.msg }
+func (e *commandError) Unwrap() error { return e.class }
+
+// classifyCommandError turns the helper's message for a failed step into
+// an error, classed when the step is finding or executing the command.
+func classifyCommandError(step, cause string) error {
+	if step != "find command" && !strings.HasPrefix(step, "exec ") {
+		return errors.New(cause)
+	}
+	switch {
+	case strings.Contains(cause, "not an executable file"), strings.Contains(cause, "permission denied"),
+		strings.Contains(cause, "exec format error"), strings.Contains(cause, "is a directory"):
+		return &commandError{msg: cause, class: ErrNotExecutable}
+	case strings.Contains(cause, "not found"), strings.Contains(cause, "no such file or directory"),
+		strings.Contains(cause, "not a directory"):
+		return &commandError{msg: cause, class: ErrCommandNotFound}
+	}
+	return errors.New(cause)
+}
+
 // Executor runs commands under one profile. Build it with New; it is safe
 // for concurrent use.
 type Executor struct {

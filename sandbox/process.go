@@ -329,7 +329,7 @@ func (p *Process) spawn() error {
 		p.reapLocked()
 		text := strings.TrimPrefix(string(msg), string(rune(linux.ExecMarker)))
 		step, cause, _ := strings.Cut(text, ": ")
-		return &SetupError{Step: step, Err: errors.New(cause)}
+		return &SetupError{Step: step, Err: classifyCommandError(step, cause)}
 	}
 	p.execd = time.Now()
 	go p.watch()

@@ -22,7 +22,10 @@ import (
 const (
 	exitTimeout = 124 // the wall-clock budget ended the run
 	exitSetup   = 125 // the sandbox could not be set up; nothing ran
-	exitKilled  = 137 // killed for memory, output or cancellation (128+SIGKILL)
+	// The command could not run in the sandbox, as timeout(1) says it.
+	exitNotExecutable = 126
+	exitNotFound      = 127
+	exitKilled        = 137 // killed for memory, output or cancellation (128+SIGKILL)
 )
 
 func runRun(args []string, stdout, stderr io.Writer) int {
@@ -110,6 +113,12 @@ Flags:
 	}
 	if err != nil && res == nil {
 		fmt.Fprintln(stderr, "airlock:", err)
+		switch {
+		case errors.Is(err, sandbox.ErrCommandNotFound):
+			return exitNotFound
+		case errors.Is(err, sandbox.ErrNotExecutable):
+			return exitNotExecutable
+		}
 		return exitSetup
 	}
 	if err != nil {

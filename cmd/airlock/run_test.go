@@ -45,6 +45,9 @@ func TestRunExitStatuses(t *testing.T) {
 	bin := buildAirlock(t)
 	ws := t.TempDir()
 	report := filepath.Join(t.TempDir(), "report.json")
+	if err := os.WriteFile(filepath.Join(ws, "data.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		args    []string
@@ -55,7 +58,11 @@ func TestRunExitStatuses(t *testing.T) {
 		{"success", []string{"--", "sh", "-c", "echo hi"}, 0, "", "hi\n"},
 		{"command status", []string{"--", "sh", "-c", "exit 7"}, 7, "", ""},
 		{"timeout", []string{"--timeout", "200ms", "--", "sleep", "10"}, 124, "wall-clock", ""},
-		{"setup failure", []string{"--", "definitely-not-a-program"}, 125, "find command", ""},
+		{"command not found", []string{"--", "definitely-not-a-program"}, 127, "not found", ""},
+		{"command path not found", []string{"--", "/nonexistent/prog"}, 127, "no such file", ""},
+		{"not executable", []string{"--", "./data.txt"}, 126, "not an executable", ""},
+		{"directory", []string{"--", "/usr"}, 126, "not an executable", ""},
+		{"setup failure", []string{"--cpu", "100000", "--", "true"}, 125, "budgets.cpu", ""},
 		{"bad size", []string{"--memory", "12 apples", "--", "true"}, 125, "--memory", ""},
 		{"bad workspace", []string{"--workspace", "/nonexistent/ws", "--", "true"}, 125, "does not exist", ""},
 		{"no command", []string{}, 2, "no command", ""},
@@ -71,7 +78,7 @@ func TestRunExitStatuses(t *testing.T) {
 			if code != tt.code || !strings.Contains(se, tt.stderr) || (tt.wantOut != "" && so != tt.wantOut) {
 				t.Errorf("exit %d stdout %q stderr %q; want %d, stderr containing %q", code, so, se, tt.code, tt.stderr)
 			}
-			if tt.code == 125 && strings.Count(strings.TrimSpace(se), "\n") != 0 {
+			if tt.code >= 125 && tt.code <= 127 && strings.Count(strings.TrimSpace(se), "\n") != 0 {
 				t.Errorf("setup failure printed more than one line: %q", se)
 			}
 		})
