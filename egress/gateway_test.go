@@ -1,6 +1,7 @@
 package egress_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -468,18 +469,24 @@ func TestGatewayClose(t *testing.T) {
 	l := newLab(t, profile.NetworkModeAllow, "allowed.test:7")
 	cmd := l.sbx.Command("nc", "allowed.test", "7")
 	stdin, _ := cmd.StdinPipe()
-	var out bytes.Buffer
-	cmd.Stdout = &out
+	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintln(stdin, "first")
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "first") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !strings.Contains(out.String(), "first") {
-		t.Fatalf("no echo: %q", out.String())
+	echoed := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		echoed <- line
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case line := <-echoed:
+		if line != "first\n" {
+			t.Fatalf("no echo: %q", line)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no echo within 5s")
 	}
 	if err := l.gw.Close(); err != nil {
 		t.Fatal(err)

@@ -206,6 +206,9 @@ func (p *Profile) allowsHost(target string) bool {
 		host, port = target, ""
 	}
 	for _, a := range p.spec.Network.Allow {
+		if strings.HasSuffix(a, "/udp") {
+			continue // network.connect is TCP; a UDP entry never allows it
+		}
 		ah, ap, err := net.SplitHostPort(a)
 		if err != nil {
 			ah, ap = strings.Trim(a, "[]"), ""

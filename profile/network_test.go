@@ -92,3 +92,21 @@ func TestNetworkAllowProtocols(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessIgnoresUDPEntries: the gate's network.connect is TCP, which a
+// UDP entry for the same host and port never allows.
+func TestAccessIgnoresUDPEntries(t *testing.T) {
+	s := Preset("workspace")
+	s.Workspace = t.TempDir()
+	s.Network = NetworkSpec{Mode: NetworkModeAllow, Allow: []string{"ntp.example:123/udp", "api.example:443"}}
+	p, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Access("network.connect", "ntp.example:123"); got == AccessAllow {
+		t.Errorf("network.connect ntp.example:123 allowed by a UDP entry")
+	}
+	if got := p.Access("network.connect", "api.example:443"); got != AccessAllow {
+		t.Errorf("network.connect api.example:443: %v, want allow", got)
+	}
+}
