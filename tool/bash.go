@@ -86,7 +86,13 @@ type bashWalker struct {
 	// inherited is what a wrapper replaces in the text of a script it runs
 	// ("xargs -I% sh -c 'rm %'"), for every command of that script.
 	inherited operandSource
-	reqs      []Requirement
+	// via names what runs the script being walked when an option or a
+	// variable of another command gave it (ssh -o ProxyCommand): its
+	// commands carry it in Via.
+	via string
+	// pending are the programs the command being emitted runs (runLater).
+	pending []program
+	reqs    []Requirement
 }
 
 func (w *bashWalker) add(r Requirement) {
@@ -208,7 +214,7 @@ func (w *bashWalker) command(c syntax.Command, in dirSet) flow {
 	case *syntax.DeclClause:
 		w.nested(c, in)
 		words := append([]shWord{{pieces: []piece{{text: c.Variant.Value}}}}, w.renderAssigns(c.Args)...)
-		w.emit(words, nil, in, "", w.inherited)
+		w.emit(words, nil, in, w.via, w.inherited)
 		return same(in)
 	case *syntax.TimeClause:
 		if c.Stmt == nil {

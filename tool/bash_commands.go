@@ -18,17 +18,24 @@ func (w *bashWalker) call(c *syntax.CallExpr, in dirSet) flow {
 		w.nested(a, in)
 	}
 	if len(c.Args) == 0 {
-		return same(in) // only assignments: nothing runs
+		// Only assignments: nothing runs now, but a variable such as
+		// GIT_SSH_COMMAND names what later commands run.
+		for _, a := range w.renderAssigns(c.Assigns) {
+			w.assignment(a, in)
+		}
+		w.runPending()
+		return same(in)
 	}
 	words := w.renderWords(c.Args)
-	w.emit(words, w.renderAssigns(c.Assigns), in, "", w.inherited)
+	w.emit(words, w.renderAssigns(c.Assigns), in, w.via, w.inherited)
 	return w.cd(words, in)
 }
 
 // emit adds the command.execute requirement of words (prefixed by
 // assignments), then what the command implies: the command a wrapper runs,
-// a script given to a shell, the files and hosts of a command that uses
-// them. extra are operands a wrapper gives the command besides its words.
+// a script given to a shell, the commands its options name, the files and
+// hosts of a command that uses them. extra are operands a wrapper gives
+// the command besides its words.
 func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra operandSource) {
 	if len(words) == 0 {
 		return
@@ -59,6 +66,10 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 	}
 	w.add(r)
 	if len(assigns) > 0 {
+		for _, a := range assigns {
+			w.assignment(a, in) // "GIT_SSH_COMMAND=cmd git fetch" runs cmd
+		}
+		w.runPending()
 		// "FOO=1 git push" also runs "git push": a deny or ask rule for
 		// it must not be dodged by an assignment in front.
 		w.emit(words, nil, in, "assignment", extra)
@@ -78,6 +89,10 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 			w.script(inner.script, dirs, name+" -S")
 			continue
 		}
+		if inner.line != nil {
+			w.run(program{word: *inner.line, shell: true, via: name + inner.lineVia, in: dirs})
+			continue
+		}
 		from := inner.extra
 		if !from.appended && from.replace == "" {
 			from = extra // "xargs sudo rm": rm still gets xargs' operands
@@ -93,6 +108,10 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 		w.inherited = saved
 	}
 	w.fileOperands(name, extra.apply(words[1:]), in)
+	if f, ok := optionCommands[name]; ok {
+		f(w, name, words[1:], in)
+	}
+	w.runPending()
 }
 
 // operandSource describes operands a wrapper gives the command it runs
@@ -208,6 +227,10 @@ type wrapped struct {
 	dirUnknown bool // the wrapper changes directory (env -C, sudo -D)
 	// script is a command line the wrapper splits itself (env -S).
 	script string
+	// line is a command line the wrapper hands to the shell (flock -c,
+	// watch), known or not; lineVia follows the wrapper's name in Via.
+	line    *shWord
+	lineVia string
 	// extra are the operands the wrapper adds (xargs, find -exec).
 	extra operandSource
 }
@@ -219,8 +242,9 @@ var wrapperOptions = map[string]string{
 	"sudo": "ugpChDrtUTR", "doas": "uC", "env": "uCS", "nohup": "", "setsid": "",
 	"command": "", "builtin": "", "exec": "a", "nice": "n", "ionice": "cnpP",
 	"stdbuf": "ioe", "time": "fo", "xargs": "IaEdLnPs", "chrt": "", "taskset": "",
-	"timeout": "sk", "caffeinate": "", "unbuffer": "", "flock": "wEc", "strace": "eoOpPsSu",
-	"watch": "nd",
+	"timeout": "sk", "caffeinate": "", "unbuffer": "", "flock": "wE", "strace": "eoOpPsSu",
+	"watch": "nd", "unshare": "SGRw", "chroot": "", "nsenter": "tSG", "prlimit": "p",
+	"setpriv": "", "pkexec": "",
 }
 
 // wrapperLongOptions lists the long options of wrappers whose argument
@@ -236,6 +260,15 @@ var wrapperLongOptions = map[string][]string{
 	"timeout": {"signal", "kill-after"},
 	"flock":   {"wait", "timeout", "conflict-exit-code"},
 	"watch":   {"interval", "differences"},
+	"unshare": {"propagation", "setgroups", "root", "wd", "setuid", "setgid", "map-user",
+		"map-group", "map-users", "map-groups"},
+	"chroot":  {"userspec", "groups"},
+	"nsenter": {"target", "setuid", "setgid"},
+	"prlimit": {"pid"},
+	"setpriv": {"reuid", "regid", "ruid", "rgid", "euid", "egid", "groups", "inh-caps",
+		"ambient-caps", "bounding-set", "securebits", "pdeathsig", "selinux-label",
+		"apparmor-profile", "landlock-access", "landlock-rule"},
+	"pkexec": {"user"},
 }
 
 // unwrap returns the commands a wrapper (sudo, env, xargs, timeout,
@@ -248,7 +281,7 @@ func unwrap(name string, args []shWord) []wrapped {
 	if !ok {
 		return nil
 	}
-	i, dirUnknown := 0, false
+	i, dirUnknown, watchExec := 0, false, false
 	var extra operandSource
 	if name == "xargs" {
 		extra.appended = true
@@ -268,8 +301,13 @@ func unwrap(name string, args []shWord) []wrapped {
 			}
 			long, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 			if name == "env" && (shortOption(a, opts, 'C') >= 0 || strings.HasPrefix(a, "--chdir")) ||
-				name == "sudo" && (shortOption(a, opts, 'D') >= 0 || strings.HasPrefix(a, "--chdir")) {
+				name == "sudo" && (shortOption(a, opts, 'D') >= 0 || strings.HasPrefix(a, "--chdir")) ||
+				name == "unshare" && (shortOption(a, opts, 'R') >= 0 || shortOption(a, opts, 'w') >= 0 ||
+					strings.HasPrefix(a, "--root") || strings.HasPrefix(a, "--wd")) {
 				dirUnknown = true
+			}
+			if name == "watch" && (shortOption(a, opts, 'x') >= 0 || a == "--exec") {
+				watchExec = true
 			}
 			if name == "env" && (shortOption(a, opts, 'S') >= 0 || strings.HasPrefix(a, "--split-string")) {
 				return envSplitString(args[i:])
@@ -292,11 +330,24 @@ func unwrap(name string, args []shWord) []wrapped {
 		}
 		break
 	}
-	if name == "timeout" || name == "chrt" || name == "taskset" || name == "flock" {
-		i++ // the duration, priority, CPU mask or lock file
+	if name == "timeout" || name == "chrt" || name == "taskset" || name == "flock" || name == "chroot" {
+		i++ // the duration, priority, CPU mask, lock file or new root
+	}
+	if name == "chroot" {
+		dirUnknown = true // and every absolute path is below the new root
 	}
 	if i >= len(args) {
 		return nil
+	}
+	if t, _ := args[i].literal(); name == "flock" && (t == "-c" || t == "--command") {
+		if i+1 >= len(args) {
+			return nil
+		}
+		return []wrapped{{line: &args[i+1], lineVia: " -c"}}
+	}
+	if name == "watch" && !watchExec {
+		line := joinLine(args[i:]) // watch runs its words, joined, through sh -c
+		return []wrapped{{line: &line}}
 	}
 	return []wrapped{{words: args[i:], dirUnknown: dirUnknown, extra: extra}}
 }

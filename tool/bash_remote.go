@@ -25,6 +25,7 @@ var gitRemoteSpec = optSpec{short: "ojsX", long: []string{"depth", "deepen", "sh
 // sandbox: its URL is in the repository's configuration.
 func gitOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 	i, in := gitSubcommand(args, in)
+	w.gitPrograms(name, args, i, in)
 	if i < 0 {
 		return
 	}
@@ -166,6 +167,9 @@ func sshOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 	var hostName *shWord
 	for _, o := range values(opts, "-o") {
 		text, lit := o.literal()
+		if key, _, ok := sshOption(o); !lit && ok && sshCommandKeys[strings.ToLower(key)] != "" {
+			continue // a command, not where ssh connects (see sshOptionPrograms)
+		}
 		unknown = unknown || !lit // it may set the port or the host name
 		key, val, _ := strings.Cut(strings.Replace(text, "=", " ", 1), " ")
 		val = strings.TrimSpace(val)
@@ -186,6 +190,7 @@ func sshOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 		port = ""
 	}
 	w.sshConnect(*dest, hostName, port, name)
+	w.sshOptionPrograms(values(opts, "-o"), sshDestTokens(*dest, hostName, port), in)
 	for _, j := range jumps {
 		text, lit := j.literal()
 		if !lit {
@@ -264,6 +269,14 @@ func scpOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 	}
 	for _, e := range values(parsed, "-e", "--rsh") {
 		sshPort = rshPort(e)
+		// rsync splits the remote shell's command line into words itself.
+		w.runLater(program{word: e, shell: true, via: name + " -e"}, in)
+	}
+	if name == "scp" {
+		for _, s := range values(parsed, "-S") {
+			w.runLater(program{word: s, via: name + " -S"}, in)
+		}
+		w.sshOptionPrograms(values(parsed, "-o"), nil, in)
 	}
 	ops := operands(parsed)
 	for i, op := range ops {
@@ -359,6 +372,7 @@ var ncSpecs = map[string]optSpec{
 func ncOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 	parsed := ncSpecs[name].parse(args)
 	ops := operands(parsed)
+	w.ncPrograms(name, args, parsed, in)
 	if name == "ncat" {
 		for _, f := range values(parsed, "-o", "--output", "-x", "--hex-dump") {
 			w.pathRequirements(KindFilesystemWrite, f, in, name)

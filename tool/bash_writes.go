@@ -353,6 +353,7 @@ func tarOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 			}
 		}
 	}
+	w.tarPrograms(name, parsed, in)
 	if extract {
 		w.pathRequirements(KindFilesystemWrite, target, targetDir, name)
 		if has(parsed, "-P", "--absolute-names") {

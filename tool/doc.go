@@ -6,12 +6,15 @@
 // and carries its JSON input. A preparer derives a list of [Requirement]s
 // from it: command.execute for every simple command a Bash input would run
 // (split by a real shell parser, mvdan.cc/sh/v3, across &&, ||, ;, pipes,
-// subshells, command and process substitution, function bodies and the
+// subshells, command and process substitution, function bodies, the
 // commands that wrappers such as sudo, env, xargs, find -exec and bash -c
-// run), filesystem.read and filesystem.write for the files a call touches
-// (shell redirections, the operands of common file-reading commands, and
-// every path a command such as rm, mv, cp, ln, chmod, dd, tar, sed -i,
-// curl -o or git clone creates, changes or deletes), network.connect for
+// run, and those that options and variables name, such as ssh -o
+// ProxyCommand, git -c core.sshCommand, GIT_SSH_COMMAND, tar
+// --to-command, nc -e and sed's e), filesystem.read and filesystem.write
+// for the files a call touches (shell redirections, the operands of common
+// file-reading commands, and every path a command such as rm, mv, cp, ln,
+// chmod, dd, tar, sed -i, curl -o or git clone creates, changes or
+// deletes), network.connect for
 // the host:port a URL or a command such as curl, wget, git, ssh, scp,
 // rsync or nc connects to, and tool.invoke for MCP tools and other named
 // tools. Operands a wrapper supplies at run time (xargs' input, find's

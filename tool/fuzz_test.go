@@ -20,6 +20,9 @@ func FuzzBashRequirements(f *testing.F) {
 		"git -C d clone git@[::1]:r.git", "curl -OJ --output-dir o 'https://x/[1-2]' -o f_#1",
 		"wget -r -P d http://h:8/", "ssh -J a,b:2 -oPort=3 u@h cmd", "rsync -e 'ssh -p 2' h::m/ d",
 		"find / -exec mv {} d/ +", "xargs -I% cp % /t/", "env -S'rm -rf' x", "nc -x p:1 h 1-9",
+		"ssh -o 'ProxyCommand=nc %h %p' -p 2 u@h", "git -c alias.x='-c core.pager=\"$P\" log' x",
+		"GIT_SSH_COMMAND='ssh -oProxyCommand=x' git fetch", "tar --to-command='cat>$F' -I z -xf a",
+		"sed -e '1e id' -e 's/a/b/e'", "parallel -I% 'rm %' ::: a", "watch \"$C\"; flock l -c x",
 	} {
 		f.Add(s)
 	}

@@ -1,0 +1,244 @@
+package tool
+
+import (
+	"strings"
+)
+
+// sedPrograms: GNU sed's "e COMMAND" runs COMMAND through the shell, and
+// "e" alone and the s command's e flag run the pattern space, which comes
+// from the input. --sandbox refuses both. A script sed would read from a
+// file (-f) is not seen, as an awk or perl program is not; a script with
+// an expansion is as dynamic as the command's own words.
+func sedPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
+	var scripts []string
+	fromFile, operand := false, -1
+	for i := 0; i < len(args); i++ {
+		a, lit := args[i].literal()
+		if !lit || len(a) < 2 || a[0] != '-' {
+			if operand < 0 {
+				operand = i
+			}
+			continue
+		}
+		if a == "--" {
+			if operand < 0 && i+1 < len(args) {
+				operand = i + 1
+			}
+			break
+		}
+		if long, ok := strings.CutPrefix(a, "--"); ok {
+			key, val, eq := strings.Cut(long, "=")
+			switch {
+			case key == "sandbox":
+				return
+			case len(key) >= 2 && strings.HasPrefix("expression", key):
+				if !eq && i+1 < len(args) {
+					i++
+					val, lit = args[i].literal()
+				}
+				if !lit {
+					return
+				}
+				scripts = append(scripts, val)
+			case len(key) >= 2 && strings.HasPrefix("file", key):
+				fromFile = true
+				if !eq {
+					i++
+				}
+			case len(key) >= 2 && strings.HasPrefix("line-length", key) && !eq:
+				i++
+			}
+			continue
+		}
+	cluster:
+		for j := 1; j < len(a); j++ {
+			switch a[j] {
+			case 'i':
+				break cluster // the rest of the word is the backup suffix
+			case 'e', 'f', 'l':
+				val := a[j+1:]
+				if val == "" && i+1 < len(args) {
+					i++
+					val, lit = args[i].literal()
+				}
+				switch a[j] {
+				case 'e':
+					if !lit {
+						return
+					}
+					scripts = append(scripts, val)
+				case 'f':
+					fromFile = true
+				}
+				break cluster
+			}
+		}
+	}
+	if len(scripts) == 0 && !fromFile && operand >= 0 {
+		t, lit := args[operand].literal()
+		if !lit {
+			return
+		}
+		scripts = append(scripts, t)
+	}
+	if len(scripts) == 0 {
+		return
+	}
+	cmds, ok := sedExecs(strings.Join(scripts, "\n"))
+	if !ok {
+		// sed reads it otherwise than this does, or refuses it: either
+		// way what it runs is not known.
+		w.add(Requirement{Kind: KindCommandExecute, Target: scrub(strings.Join(scripts, "; ")),
+			Unparsed: true, Via: name})
+		return
+	}
+	for _, c := range cmds {
+		if c == "" {
+			w.runsUnknown("{sed pattern space}", name+" e")
+			continue
+		}
+		w.runLater(program{word: literalWord(c), shell: true, via: name + " e"}, in)
+	}
+}
+
+// sedExecs returns the commands a GNU sed script runs: the text of each
+// "e COMMAND", and "" for "e" alone or the s command's e flag. ok is false
+// when the script is not one this reader understands.
+func sedExecs(s string) (cmds []string, ok bool) {
+	i := 0
+	// toEnd returns the rest of the line (a, i, c, r, w, e take it all).
+	toEnd := func() string {
+		start := i
+		for i < len(s) && s[i] != '\n' {
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+			}
+			i++
+		}
+		return s[start:i]
+	}
+	skipBlanks := func() {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+	}
+	// delimited reads text up to an unescaped delim; i is after it.
+	delimited := func(delim byte) bool {
+		for i < len(s) {
+			switch s[i] {
+			case '\\':
+				i += 2
+				continue
+			case delim:
+				i++
+				return true
+			case '\n':
+				if delim != '\n' {
+					return false
+				}
+			}
+			i++
+		}
+		return false
+	}
+	address := func() bool {
+		switch {
+		case i >= len(s):
+			return true
+		case s[i] >= '0' && s[i] <= '9' || s[i] == '+' || s[i] == '~':
+			i++
+			for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '~') {
+				i++
+			}
+			return true
+		case s[i] == '$':
+			i++
+			return true
+		case s[i] == '/' || s[i] == '\\':
+			delim := byte('/')
+			if s[i] == '\\' {
+				if i+1 >= len(s) {
+					return false
+				}
+				i++
+				delim = s[i]
+			}
+			i++
+			if !delimited(delim) {
+				return false
+			}
+			for i < len(s) && (s[i] == 'I' || s[i] == 'M') {
+				i++
+			}
+		}
+		return true
+	}
+	for {
+		for i < len(s) && strings.IndexByte(" \t\n;", s[i]) >= 0 {
+			i++
+		}
+		if i >= len(s) {
+			return cmds, true
+		}
+		if !address() {
+			return nil, false
+		}
+		skipBlanks()
+		if i < len(s) && s[i] == ',' {
+			i++
+			skipBlanks()
+			if !address() {
+				return nil, false
+			}
+			skipBlanks()
+		}
+		for i < len(s) && (s[i] == '!' || s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i >= len(s) {
+			return nil, false
+		}
+		c := s[i]
+		i++
+		switch c {
+		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+		case '#', 'a', 'i', 'c', 'r', 'R', 'w', 'W':
+			toEnd()
+		case ':', 'b', 't', 'T', 'v', 'l', 'L', 'q', 'Q':
+			for i < len(s) && s[i] != '\n' && s[i] != ';' && (c == ':' || s[i] != '}') {
+				i++
+			}
+		case 'e':
+			cmds = append(cmds, strings.TrimSpace(toEnd()))
+		case 'y', 's':
+			if i >= len(s) || s[i] == '\n' || s[i] == '\\' {
+				return nil, false
+			}
+			delim := s[i]
+			i++
+			for part := 0; part < 2; part++ { // the pattern and the replacement
+				if !delimited(delim) {
+					return nil, false
+				}
+			}
+			if c == 'y' {
+				continue
+			}
+			for i < len(s) && strings.IndexByte("\n;}# \t", s[i]) < 0 {
+				switch f := s[i]; {
+				case f == 'e':
+					cmds = append(cmds, "")
+				case f == 'w':
+					i++
+					toEnd()
+					continue
+				case strings.IndexByte("gpiImM0123456789", f) < 0:
+					return nil, false
+				}
+				i++
+			}
+		default:
+			return nil, false
+		}
+	}
+}
