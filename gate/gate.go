@@ -188,6 +188,10 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 		switch {
 		case r.Unparsed:
 			why = "the shell parser could not read it, so no rule can allow it"
+		case r.Unresolved && r.Kind == tool.KindCommandExecute:
+			why = "the command is only known when the shell runs, so no rule can allow it"
+		case r.Unresolved && r.Kind == tool.KindNetworkConnect:
+			why = "its host is only known when the shell runs, so no rule can allow it"
 		case r.Unresolved:
 			why = "its path depends on what only the running shell knows, so no rule can allow it"
 		case r.Shape != "":
