@@ -41,6 +41,17 @@ func TestBashEffects(t *testing.T) {
 		{`chmod -x script.sh`, []string{"filesystem.write /ws/script.sh (via chmod)"}},
 		{`chmod --reference=a b`, []string{"filesystem.read /ws/a (via chmod)", "filesystem.write /ws/b (via chmod)"}},
 		{`chown -R user:group /srv/data`, []string{"filesystem.write /srv/data (via chown)"}},
+		// git config writes a configuration file git later obeys
+		{`git config core.sshCommand 'curl x'`, []string{"filesystem.write /ws/.git/config (via git config)"}},
+		{`git config --global user.name me`, []string{"filesystem.write /home/u/.gitconfig (via git config)"}},
+		{`git config set --local core.fsmonitor x`, []string{"filesystem.write /ws/.git/config (via git config)"}},
+		{`git config --unset core.pager`, []string{"filesystem.write /ws/.git/config (via git config)"}},
+		{`git -C sub config -f cfg a.b c`, []string{"filesystem.write /ws/sub/cfg (via git config)"}},
+		{`git config --system core.editor vi`, []string{"filesystem.write /etc/gitconfig (via git config)"}},
+		{`git config user.name`, nil},
+		{`git config --get core.pager`, nil},
+		{`git config get user.email`, nil},
+		{`git config --list --show-origin`, nil},
 		// moves, copies, links
 		{`mv a.txt ../outside`, []string{"filesystem.write /ws/a.txt (via mv)", "filesystem.write /outside (via mv)"}},
 		{`mv a.txt b.txt sub/`, []string{"filesystem.write /ws/a.txt (via mv)", "filesystem.write /ws/b.txt (via mv)", "filesystem.write /ws/sub/a.txt (via mv)", "filesystem.write /ws/sub/b.txt (via mv)"}},
