@@ -72,29 +72,14 @@ type connectBroker struct {
 // or ended first. An error means a listener may have been lost: the
 // helper's connects would then fail, so the run must not go on.
 func receiveNotifier(sock *os.File) (int, error) {
-	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, flags, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
-	switch {
-	case err != nil:
+	fd, ok, _, err := recvOneRight(sock)
+	if err != nil {
 		return -1, fmt.Errorf("receive the connect notifier: %w", err)
-	case flags&unix.MSG_CTRUNC != 0:
-		return -1, errors.New("receive the connect notifier: control message truncated")
-	case n == 0 || oobn == 0:
+	}
+	if !ok {
 		return -1, nil
 	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		return -1, fmt.Errorf("receive the connect notifier: %d control messages (%v)", len(msgs), err)
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		return -1, fmt.Errorf("receive the connect notifier: want one descriptor, got %d (%v)", len(fds), err)
-	}
-	return fds[0], nil
+	return fd, nil
 }
 
 // startConnectBroker serves listener until close; it takes ownership of

@@ -348,33 +348,15 @@ func (p *Process) startDenyWatch(h *denyHandoff) error {
 // is 0) and returns the descriptors they carried.
 func receiveMounts(sock *os.File) ([]int, error) {
 	var fds []int
-	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4*linux.MountsPerMessage))
 	for {
-		n, oobn, flags, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err != nil {
+		tag, got, closed, err := recvRights(sock, linux.MountsPerMessage)
+		fds = append(fds, got...)
+		switch {
+		case err != nil:
 			return fds, fmt.Errorf("receive the sandbox's mounts: %w", err)
-		}
-		if n == 0 && oobn == 0 {
+		case closed:
 			return fds, errDenyHelperGone
-		}
-		if oobn > 0 {
-			msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-			if err != nil {
-				return fds, fmt.Errorf("receive the sandbox's mounts: %w", err)
-			}
-			for i := range msgs {
-				got, err := unix.ParseUnixRights(&msgs[i])
-				fds = append(fds, got...)
-				if err != nil {
-					return fds, fmt.Errorf("receive the sandbox's mounts: %w", err)
-				}
-			}
-		}
-		if flags&unix.MSG_CTRUNC != 0 {
-			return fds, errors.New("receive the sandbox's mounts: descriptors truncated")
-		}
-		if buf[0] == 0 {
+		case tag == 0:
 			return fds, nil
 		}
 	}

@@ -142,27 +142,16 @@ func (p *Process) startBroker(h *tapHandoff, helper int) error {
 }
 
 func receiveTAP(sock *os.File) (*os.File, error) {
-	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil {
+	fd, ok, closed, err := recvOneRight(sock)
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("receive the TAP device: %w", err)
-	}
-	if n == 0 && oobn == 0 {
+	case closed:
 		return nil, errHelperGone
+	case !ok:
+		return nil, errors.New("receive the TAP device: no descriptor")
 	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		return nil, fmt.Errorf("receive the TAP device: no descriptor (%v)", err)
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		return nil, fmt.Errorf("receive the TAP device: want one descriptor, got %d (%v)", len(fds), err)
-	}
-	return os.NewFile(uintptr(fds[0]), "tap"), nil
+	return os.NewFile(uintptr(fd), "tap"), nil
 }
 
 // noteDenial writes the one line an agent reads on the run's stderr as
