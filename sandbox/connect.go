@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -551,38 +550,33 @@ func openPidfd(tid int) (int, error) {
 	}
 	// Not a thread-group leader (ENOENT; EINVAL before Linux 6.9): find
 	// the leader.
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	status, err := procFile(tid, "status")
 	if err != nil {
 		return -1, err
 	}
-	for line := range bytes.Lines(status) {
-		if v, ok := bytes.CutPrefix(line, []byte("Tgid:")); ok {
-			tgid, err := strconv.Atoi(string(bytes.TrimSpace(v)))
-			if err != nil {
-				return -1, err
-			}
-			return unix.PidfdOpen(tgid, 0)
-		}
+	v, ok := procField(status, "Tgid")
+	if !ok {
+		return -1, errors.New("no Tgid in /proc/" + strconv.Itoa(tid) + "/status")
 	}
-	return -1, errors.New("no Tgid in " + "/proc/" + strconv.Itoa(tid) + "/status")
+	tgid, err := strconv.Atoi(v)
+	if err != nil {
+		return -1, err
+	}
+	return unix.PidfdOpen(tgid, 0)
 }
 
 // fdFlags returns the open flags of descriptor fd of thread tid, with
 // O_CLOEXEC when the descriptor is close-on-exec, as fdinfo reports them;
 // 0 when unknown.
 func fdFlags(tid, fd int) uint32 {
-	info, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/fdinfo/" + strconv.Itoa(fd))
+	info, err := procFile(tid, "fdinfo/"+strconv.Itoa(fd))
 	if err != nil {
 		return 0
 	}
-	for line := range bytes.Lines(info) {
-		if v, ok := bytes.CutPrefix(line, []byte("flags:")); ok {
-			flags, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 8, 32)
-			if err != nil {
-				return 0
-			}
-			return uint32(flags)
-		}
+	v, _ := procField(info, "flags")
+	flags, err := strconv.ParseUint(v, 8, 32)
+	if err != nil {
+		return 0
 	}
-	return 0
+	return uint32(flags)
 }

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
-	"os"
 	"strconv"
 	"syscall"
 )
@@ -53,19 +51,13 @@ func effectOf(pid int, sig syscall.Signal) signalEffect {
 
 // dispositions reads the caught and ignored signal masks of pid.
 func dispositions(pid int) (caught, ignored uint64, ok bool) {
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	status, err := procFile(pid, "status")
 	if err != nil {
 		return 0, 0, false
 	}
-	var haveCgt, haveIgn bool
-	for line := range bytes.Lines(status) {
-		if v, found := bytes.CutPrefix(line, []byte("SigCgt:")); found {
-			caught, err = strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64)
-			haveCgt = err == nil
-		} else if v, found := bytes.CutPrefix(line, []byte("SigIgn:")); found {
-			ignored, err = strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64)
-			haveIgn = err == nil
-		}
-	}
-	return caught, ignored, haveCgt && haveIgn
+	cgt, ok1 := procField(status, "SigCgt")
+	ign, ok2 := procField(status, "SigIgn")
+	caught, err1 := strconv.ParseUint(cgt, 16, 64)
+	ignored, err2 := strconv.ParseUint(ign, 16, 64)
+	return caught, ignored, ok1 && ok2 && err1 == nil && err2 == nil
 }
