@@ -219,18 +219,16 @@ func (b *connectBroker) answer(n *seccompNotif) {
 }
 
 // socketOf takes a copy of descriptor fd of the stopped thread, or
-// returns the errno the call should fail with.
+// returns the errno the call should fail with. It checks last that the
+// stop is still waiting: then its thread has neither died nor had its
+// id reused, so this copy, and whatever the caller read from the thread
+// before, came from the process that stopped.
 func (b *connectBroker) socketOf(n *seccompNotif, fd int) (int, unix.Errno) {
 	pidfd, err := openPidfd(int(n.pid))
 	if err != nil {
 		return -1, unix.ESRCH
 	}
 	defer unix.Close(pidfd)
-	// The pidfd names the stopped process only if the stop is still
-	// waiting now that it is open.
-	if !b.valid(n) {
-		return -1, unix.ESRCH
-	}
 	sock, err := unix.PidfdGetfd(pidfd, fd, 0)
 	if err != nil {
 		var errno unix.Errno
@@ -238,6 +236,10 @@ func (b *connectBroker) socketOf(n *seccompNotif, fd int) (int, unix.Errno) {
 			errno = unix.EBADF
 		}
 		return -1, errno
+	}
+	if !b.valid(n) {
+		unix.Close(sock)
+		return -1, unix.ESRCH
 	}
 	return sock, 0
 }
@@ -285,9 +287,6 @@ func (b *connectBroker) connect(n *seccompNotif) (bool, unix.Errno) {
 	raw, errno := readMemory(int(n.pid), n.args[1], n.args[2])
 	if errno != 0 {
 		return true, errno
-	}
-	if !b.valid(n) {
-		return true, unix.ESRCH
 	}
 	sock, errno := b.socketOf(n, target)
 	if errno != 0 {
