@@ -33,45 +33,27 @@ const maxExpandedRules = 4000
 // readExpansion is the read rules that stand in for read-only roots.
 type readExpansion map[string][]string
 
-// expandReadRoots expands every read-only system path of s (profile.
-// SystemReadPaths) beneath which a deny entry can match, within the
-// bound. Other read paths are the user's, where a file that appears
-// later is expected to be readable: the deny watch covers those.
-func expandReadRoots(s profile.Spec) readExpansion {
-	if len(s.Filesystem.Deny) == 0 {
+// expandableRoots lists the read-only system paths of s (profile.
+// SystemReadPaths) beneath which a deny entry can match and which a deny
+// entry does not hide whole (its mask hides all of it). Other read paths
+// are the user's, where a file that appears later is expected to be
+// readable: the deny watch covers those.
+func expandableRoots(s profile.Spec, globs []denyGlob) []string {
+	if len(globs) == 0 {
 		return nil
 	}
-	globs := resolvedGlobs(s.Filesystem.Deny)
 	system := profile.SystemReadPaths()
-	out := readExpansion{}
+	var out []string
 	for _, r := range s.Filesystem.Read {
-		if !slices.Contains(system, r) {
-			continue
-		}
-		if paths, ok := expandReadRoot(r, globs); ok {
-			out[r] = paths
+		if slices.Contains(system, r) && expandable(r, globs) {
+			out = append(out, r)
 		}
 	}
 	return out
 }
 
-// expandableReadRoots is expandReadRoots for the Report: the roots a run
-// would expand, without walking them (the bound is checked per run; a
-// root over it is watched instead, which the Report cannot foresee).
-func expandableReadRoots(s profile.Spec) readExpansion {
-	if len(s.Filesystem.Deny) == 0 {
-		return nil
-	}
-	globs := resolvedGlobs(s.Filesystem.Deny)
-	out := readExpansion{}
-	for _, r := range s.Filesystem.Read {
-		if slices.Contains(profile.SystemReadPaths(), r) && expandable(r, globs) {
-			out[r] = nil
-		}
-	}
-	return out
-}
-
+// expandable reports whether a deny entry can match beneath the
+// directory root and none hides root whole.
 func expandable(root string, globs []denyGlob) bool {
 	if !matchesBeneath(globs, root) || hiddenByAny(globs, root) {
 		return false
@@ -80,14 +62,22 @@ func expandable(root string, globs []denyGlob) bool {
 	return err == nil && fi.IsDir()
 }
 
-// expandReadRoot returns the paths whose read rules replace root's, or
-// false when no deny entry can match beneath root, a deny entry hides
-// root itself (its mask hides all of it), root is not a directory, or
-// the expansion would exceed maxExpandedRules.
-func expandReadRoot(root string, globs []denyGlob) ([]string, bool) {
-	if !expandable(root, globs) {
-		return nil, false
+// expandReadRoots expands the expandable roots of s within the bound; a
+// root over it is left to the deny watch.
+func expandReadRoots(s profile.Spec, globs []denyGlob) readExpansion {
+	out := readExpansion{}
+	for _, r := range expandableRoots(s, globs) {
+		if paths, ok := expandReadRoot(r, globs); ok {
+			out[r] = paths
+		}
 	}
+	return out
+}
+
+// expandReadRoot returns the paths whose read rules replace those of
+// root, an expandable directory, or false when there would be more than
+// maxExpandedRules.
+func expandReadRoot(root string, globs []denyGlob) ([]string, bool) {
 	var out []string
 	var walk func(dir string) bool
 	walk = func(dir string) bool {

@@ -91,11 +91,10 @@ type watchRoot struct {
 // entry can match inside a path the sandbox binds, other than the
 // read-only roots Landlock holds to their entries at the start
 // (expanded, denyexpand.go): such runs pay nothing.
-func planDenyWatch(s profile.Spec, expanded readExpansion) *denyWatchPlan {
-	if len(s.Filesystem.Deny) == 0 {
+func planDenyWatch(s profile.Spec, globs []denyGlob, expanded readExpansion) *denyWatchPlan {
+	if len(globs) == 0 {
 		return nil
 	}
-	globs := resolvedGlobs(s.Filesystem.Deny)
 	binds := []watchRoot{{s.Workspace, !s.ReadOnlyWorkspace}}
 	for _, r := range s.Filesystem.Read {
 		if _, ok := expanded[r]; !ok {
@@ -243,8 +242,14 @@ func probeFanotify() (bool, string) {
 // denyNewFilesStatus is the Report's line for deny-new-files.
 func denyNewFilesStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 	st := GuaranteeStatus{Guarantee: profile.DenyNewFiles}
-	expanded := expandableReadRoots(s)
-	pl := planDenyWatch(s, expanded)
+	// The Report cannot foresee a root over the expansion's bound, which
+	// a run would watch instead: it counts every expandable root.
+	globs := resolvedGlobs(s.Filesystem.Deny)
+	expanded := readExpansion{}
+	for _, r := range expandableRoots(s, globs) {
+		expanded[r] = nil
+	}
+	pl := planDenyWatch(s, globs, expanded)
 	switch {
 	case pl == nil && len(expanded) == 0:
 		st.Status, st.Reason = NotApplied, "no deny entry can match inside a path the sandbox sees"

@@ -47,7 +47,7 @@ func TestDenyWatchMatchesLikeProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := planDenyWatch(p.Spec(), nil)
+	pl := planDenyWatch(p.Spec(), resolvedGlobs(p.Spec().Filesystem.Deny), nil)
 	if pl == nil {
 		t.Fatal("no deny watch planned for a profile with workspace deny globs")
 	}
@@ -99,13 +99,13 @@ func TestPlanDenyWatch(t *testing.T) {
 		return out
 	}
 
-	if pl := planDenyWatch(build(func(*profile.Spec) {}), nil); pl != nil {
+	if pl := planDenyWatchOf(build(func(*profile.Spec) {}), nil); pl != nil {
 		t.Errorf("no deny entry: want no watch, got %+v", pl)
 	}
-	if pl := planDenyWatch(build(func(s *profile.Spec) { s.Filesystem.Deny = []string{"/nowhere/**"} }), nil); pl != nil {
+	if pl := planDenyWatchOf(build(func(s *profile.Spec) { s.Filesystem.Deny = []string{"/nowhere/**"} }), nil); pl != nil {
 		t.Errorf("a deny entry outside every bind: want no watch, got %+v", pl)
 	}
-	got := roots(planDenyWatch(build(func(s *profile.Spec) { s.Filesystem.Deny = []string{"**/.env"} }), nil))
+	got := roots(planDenyWatchOf(build(func(s *profile.Spec) { s.Filesystem.Deny = []string{"**/.env"} }), nil))
 	if len(got) != 1 || got[ws] != true {
 		t.Errorf("**/.env: want the writable workspace only, got %v", got)
 	}
@@ -113,22 +113,22 @@ func TestPlanDenyWatch(t *testing.T) {
 		s.ReadOnlyWorkspace = true
 		s.Filesystem.Deny = []string{"**/.env", "/etc/shadow"}
 	})
-	got = roots(planDenyWatch(roWithEtc, nil))
+	got = roots(planDenyWatchOf(roWithEtc, nil))
 	if len(got) != 2 || got[ws] != false || got["/etc"] != false {
 		t.Errorf("read-only workspace and /etc: got %v", got)
 	}
 	// With /etc held to its entries by Landlock, only the workspace is
 	// watched.
-	x := expandReadRoots(roWithEtc)
+	x := expandReadRoots(roWithEtc, resolvedGlobs(roWithEtc.Filesystem.Deny))
 	if _, ok := x["/etc"]; !ok {
 		t.Fatalf("/etc not expanded: %v", x)
 	}
-	if got = roots(planDenyWatch(roWithEtc, x)); len(got) != 1 || got[ws] != false {
+	if got = roots(planDenyWatchOf(roWithEtc, x)); len(got) != 1 || got[ws] != false {
 		t.Errorf("read-only workspace, /etc expanded: got %v", got)
 	}
 	// A deny entry written through a symlink matches the path the view
 	// shows, as the masks do.
-	pl := planDenyWatch(build(func(s *profile.Spec) {
+	pl := planDenyWatchOf(build(func(s *profile.Spec) {
 		s.Filesystem.Read = append(s.Filesystem.Read, tools)
 		s.Filesystem.Deny = []string{link + "/*.key"}
 	}), nil)
@@ -206,10 +206,17 @@ func TestExpandReadRoot(t *testing.T) {
 	if !ok || !slices.Equal(got, want) {
 		t.Errorf("expansion %v (%v), want %v", got, ok, want)
 	}
-	if _, ok := expandReadRoot(filepath.Join(root, "deep"), globs); ok {
-		t.Error("a root no deny entry can match beneath was expanded")
+	if !expandable(root, globs) {
+		t.Error("a root deny entries match beneath is not expandable")
 	}
-	if _, ok := expandReadRoot(filepath.Join(root, "ssl/private"), globs); ok {
-		t.Error("a root a deny entry hides whole was expanded")
+	if expandable(filepath.Join(root, "deep"), globs) {
+		t.Error("a root no deny entry can match beneath would be expanded")
 	}
+	if expandable(filepath.Join(root, "ssl/private"), globs) {
+		t.Error("a root a deny entry hides whole would be expanded")
+	}
+}
+
+func planDenyWatchOf(s profile.Spec, expanded readExpansion) *denyWatchPlan {
+	return planDenyWatch(s, resolvedGlobs(s.Filesystem.Deny), expanded)
 }

@@ -89,7 +89,8 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 
 	// Read-only roots beneath which a deny entry can match get a rule
 	// per entry present now (denyexpand.go).
-	expanded := expandReadRoots(s)
+	globs := resolvedGlobs(s.Filesystem.Deny)
+	expanded := expandReadRoots(s, globs)
 	read := append([]string{ws, home, sandboxTmp, "/dev", "/proc"}, expanded.landlockRead(s.Filesystem.Read)...)
 	read = append(read, s.Filesystem.Write...)
 	var write []string
@@ -111,7 +112,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		// any source tree or build artefact.
 		{Resource: unix.RLIMIT_FSIZE, Value: 16 << 30},
 	}
-	return &plan{home: home, denyWatch: planDenyWatch(s, expanded), config: linux.Config{
+	return &plan{home: home, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
 		Argv:     append([]string(nil), cmd.Args...),
 		Env:      env,
 		Dir:      dir,
