@@ -30,13 +30,7 @@ func BuildConnectNotifier(arch string) (Program, error) {
 	if !ok {
 		return Program{}, fmt.Errorf("seccomp: build connect notifier for %q: %w", arch, ErrUnsupportedArch)
 	}
-	nr := func(name string) uint32 {
-		n, ok := lookupSysnum(spec, name)
-		if !ok {
-			panic("seccomp: " + arch + " has no " + name)
-		}
-		return n
-	}
+	nr := func(name string) uint32 { return mustSysnum(arch, spec, name) }
 	const (
 		lNotify    label = "notify"
 		lFlagsArg2 label = "flags-arg2"

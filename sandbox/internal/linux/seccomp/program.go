@@ -131,13 +131,7 @@ func Build(arch string) (Program, error) {
 	if !ok {
 		return Program{}, fmt.Errorf("seccomp: build filter for %q: %w", arch, ErrUnsupportedArch)
 	}
-	nr := func(name string) uint32 {
-		n, ok := lookupSysnum(spec, name)
-		if !ok {
-			panic("seccomp: " + arch + " has no " + name)
-		}
-		return n
-	}
+	nr := func(name string) uint32 { return mustSysnum(arch, spec, name) }
 
 	var a assembler
 	// Foreign ABIs have their own syscall numbers; kill rather than

@@ -86,6 +86,16 @@ var sysnums = []sysnum{
 	{"vhangup", 153, 58},
 }
 
+// mustSysnum is lookupSysnum for a syscall every architecture with a
+// filter has: a missing one is a bug in the table.
+func mustSysnum(arch string, spec archSpec, name string) uint32 {
+	n, ok := lookupSysnum(spec, name)
+	if !ok {
+		panic("seccomp: " + arch + " has no " + name)
+	}
+	return n
+}
+
 // lookupSysnum returns the number of the named syscall on spec's
 // architecture, or ok=false if the architecture has no such syscall. A name
 // missing from the table is a bug in this package and panics, so a typo cannot
