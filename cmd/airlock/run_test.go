@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
 // buildAirlock compiles the CLI once per test binary run.
@@ -251,7 +253,7 @@ func TestRunSignals(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			t.Cleanup(func() { cmd.Process.Kill() })
-			for i := 0; !exists(filepath.Join(ws, "started")); i++ {
+			for i := 0; !sandboxtest.Exists(filepath.Join(ws, "started")); i++ {
 				if i > 500 {
 					t.Fatal("the command did not start")
 				}
@@ -280,9 +282,4 @@ func TestRunSignals(t *testing.T) {
 			}
 		})
 	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
