@@ -126,13 +126,16 @@ func matchesBeneath(globs []denyGlob, dir string) bool {
 	return false
 }
 
-func hiddenByAny(globs []denyGlob, path string) bool {
+func hiddenByAny(globs []denyGlob, path string) bool { return hidingGlob(globs, path) != "" }
+
+// hidingGlob returns the first of globs that hides path, or "".
+func hidingGlob(globs []denyGlob, path string) string {
 	for _, g := range globs {
 		if g.hides(path) {
-			return true
+			return g.pattern
 		}
 	}
-	return false
+	return ""
 }
 
 // landlockRead replaces the expanded roots in a list of read rules.

@@ -447,11 +447,11 @@ func (w *denyWatch) answer(fd int) {
 // deniedBy returns the deny glob that hides path, or "". A file unlinked
 // since it was opened shows as "PATH (deleted)"; either form counts.
 func (w *denyWatch) deniedBy(path string) string {
-	trimmed, deleted := strings.CutSuffix(path, " (deleted)")
-	for _, g := range w.globs {
-		if g.hides(path) || deleted && g.hides(trimmed) {
-			return g.pattern
-		}
+	if g := hidingGlob(w.globs, path); g != "" {
+		return g
+	}
+	if trimmed, deleted := strings.CutSuffix(path, " (deleted)"); deleted {
+		return hidingGlob(w.globs, trimmed)
 	}
 	return ""
 }
