@@ -29,6 +29,9 @@ var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 type plan struct {
 	config linux.Config
 	home   string
+	// protected are the protected entries, the workspace's hooks
+	// directory included (withHooksPath).
+	protected []string
 	// denyWatch, when set, is what the supervisor watches for files that
 	// appear after the start at denied paths (denywatch.go).
 	denyWatch *denyWatchPlan
@@ -69,8 +72,11 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 	sort.SliceStable(binds, func(i, j int) bool { return depth(binds[i].Target) < depth(binds[j].Target) })
 
 	mounts := binds
+	// The hooks directory the repository's config names is read once, at
+	// the start: the run can change neither it nor the config.
+	protected := withHooksPath(ws, s.Filesystem.Protected)
 	if !s.ReadOnlyWorkspace {
-		for _, path := range protectedPaths(ws, s.Filesystem.Protected) {
+		for _, path := range protectedPaths(ws, protected) {
 			mounts = append(mounts, linux.Mount{Kind: linux.MountReadOnly, Target: path})
 		}
 	}
@@ -112,7 +118,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		// any source tree or build artefact.
 		{Resource: unix.RLIMIT_FSIZE, Value: 16 << 30},
 	}
-	return &plan{home: home, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
+	return &plan{home: home, protected: protected, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
 		Argv:     append([]string(nil), cmd.Args...),
 		Env:      env,
 		Dir:      dir,

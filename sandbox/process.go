@@ -126,7 +126,7 @@ func (p *Process) spawn() error {
 	cfg := p.plan.config
 	p.runID = randomID()
 	if !s.ReadOnlyWorkspace {
-		p.protected = snapshotProtected(s.Workspace, s.Filesystem.Protected)
+		p.protected = snapshotProtected(s.Workspace, p.plan.protected)
 	}
 	// The Report promises Landlock (and its signal and abstract-socket
 	// scopes) whenever the kernel has it; the helper applies it only when
@@ -517,7 +517,7 @@ func (p *Process) Wait() (*Result, error) {
 	cleanupErr := p.cleanupLocked()
 	p.mu.Unlock()
 	// Every process of the run is gone: nothing can race the check.
-	res.Denials = append(res.Denials, checkProtected(p.e.profile.Workspace(), p.e.profile.Spec().Filesystem.Protected, p.protected, p.runID)...)
+	res.Denials = append(res.Denials, checkProtected(p.e.profile.Workspace(), p.plan.protected, p.protected, p.runID)...)
 	res.Denials = append(res.Denials, netDenials...)
 	res.Denials = append(res.Denials, fsDenials...)
 

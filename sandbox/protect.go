@@ -28,7 +28,6 @@ type protectedState struct {
 }
 
 func snapshotProtected(ws string, rels []string) []protectedState {
-	rels = withHooksPath(ws, rels)
 	var out []protectedState
 	for _, rel := range rels {
 		if hasGlob(rel) {
@@ -56,7 +55,6 @@ func stateOf(path string) protectedState {
 // protectedPaths lists the existing paths the protected entries name; an
 // entry may hold * and ? wildcards (filepath.Match, one name each).
 func protectedPaths(ws string, rels []string) []string {
-	rels = withHooksPath(ws, rels)
 	var out []string
 	for _, rel := range rels {
 		path := filepath.Join(ws, rel)
@@ -215,7 +213,7 @@ func eachGitConfigEntry(data []byte, f func(section, key, value string)) bool {
 // workspace's git config names (core.hooksPath, as husky and others
 // set it), when it lies inside the workspace: git runs those hooks as it
 // would .git/hooks, so they are agent-persistence paths too. Read at the
-// start of a run; .git/config itself is protected for the run.
+// start of a run (compile); .git/config itself is protected for the run.
 func withHooksPath(ws string, rels []string) []string {
 	data, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
 	if err != nil {
