@@ -40,7 +40,7 @@ func (f *profileFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workspace, "workspace", "", "project directory the command may read and write (default: the current directory)")
 	fs.Var(&f.read, "allow-read", "extra `PATH` the command may read (repeatable)")
 	fs.Var(&f.write, "allow-write", "extra `PATH` the command may read and write (repeatable)")
-	fs.Var(&f.deny, "deny", "`GLOB` to hide even inside allowed paths, e.g. '**/.env' (repeatable)")
+	fs.Var(&f.deny, "deny", "`GLOB` to hide even inside allowed paths, files that appear later included, e.g. '**/.env' (repeatable)")
 	fs.Var(&f.env, "env", "pass `K` from the environment, or set K=V (repeatable)")
 	fs.StringVar(&f.net, "net", "", "network: `none` (default); all (every public address, TCP and UDP; private and cloud-metadata addresses refused, add exceptions as all,IP[:PORT][/udp],...); "+
 		"or an allowlist HOST[:PORT],... of names, *.suffix wildcards and IP literals ([2001:db8::1]:443), where no port means TCP 80 and 443 only; "+
