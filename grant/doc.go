@@ -26,9 +26,16 @@
 // token text from any string, so that tokens never reach the audit log or a
 // journal. Use string(tok) only where the token is handed to its redeemer.
 //
+// # Across processes
+//
+// [OpenDir] gives processes of one user a shared Issuer: the key in a file
+// created once, atomically, mode 0600 ([LoadKeyFile]), and a [FileLedger]
+// that serialises spends with flock(2). That is how a token a Claude Code
+// hook issues is redeemed by the "airlock run" it rewrote the command into.
+//
 // What this package does not do: decide whether anything should be approved
 // (package gate), re-check profile access or resolve paths and symlinks (the
 // sandbox executor does that itself, so a buggy gate cannot mint authority),
-// or persist a ledger across processes (supply a [Ledger] backed by shared
-// storage for that).
+// or share a ledger between machines (supply a [Ledger] backed by a database
+// for that).
 package grant
