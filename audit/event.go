@@ -11,6 +11,8 @@ type Event struct {
 	Time        time.Time      `json:"time"`                   // set by Append when zero
 	Type        string         `json:"type"`                   // TypeDecision, TypeSpawn, TypeEnforcement or TypeExit
 	ExecutionID string         `json:"execution_id,omitempty"` // joins the events of one execution
+	SessionID   string         `json:"session_id,omitempty"`   // the agent's session (Claude Code's session_id)
+	ToolUseID   string         `json:"tool_use_id,omitempty"`  // the agent's id for this tool call (Claude Code's tool_use_id)
 	Tool        string         `json:"tool,omitempty"`         // the agent's tool, e.g. "Bash"
 	Decision    string         `json:"decision,omitempty"`     // allow|ask|deny
 	Reason      string         `json:"reason,omitempty"`       // why, in words a person reads

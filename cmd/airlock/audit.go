@@ -182,6 +182,8 @@ func formatEvent(e audit.Event) string {
 	add("profile=", profile)
 	add("", e.Reason)
 	add("exec=", e.ExecutionID)
+	add("session=", e.SessionID)
+	add("tool_use=", e.ToolUseID)
 	return strings.Join(parts, "  ")
 }
 
