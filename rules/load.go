@@ -152,7 +152,11 @@ func (e *FileError) Error() string {
 func (e *FileError) Unwrap() error { return e.Err }
 
 type fileRules struct {
-	Rule []struct {
+	// Sandbox is not a rule: "sandbox = true" asks the Claude Code hook
+	// to run Bash calls inside airlock run (integrations/claudecode reads
+	// it). It is accepted here so that the file stays valid.
+	Sandbox bool `toml:"sandbox"`
+	Rule    []struct {
 		Effect  string `toml:"effect"`
 		Match   string `toml:"match"`
 		Reason  string `toml:"reason"`
@@ -184,7 +188,7 @@ func ParseFile(data []byte, path string, layer Layer, base Base) ([]*Rule, error
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &FileError{Path: path, Err: fmt.Errorf("unknown keys %s: a rule has effect, match, reason, expires and [[rule.example]] tool, input, expect", strings.Join(keys, ", "))}
+		return nil, &FileError{Path: path, Err: fmt.Errorf("unknown keys %s: a rule file has sandbox and [[rule]]; a rule has effect, match, reason, expires and [[rule.example]] tool, input, expect", strings.Join(keys, ", "))}
 	}
 	var out []*Rule
 	for i, fr := range f.Rule {

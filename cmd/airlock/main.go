@@ -23,6 +23,8 @@ func subcommands() map[string]subcommand {
 		"doctor": {"show what this host can enforce and the Report of a profile", runDoctor},
 		"policy": {"explain, test and list the gate's rules", runPolicy},
 		"audit":  {"print or follow the audit log", runAudit},
+		"hook":   {"answer an agent's tool-call hook (claude-code)", runHook},
+		"init":   {"register the hook with an agent (claude-code)", runInit},
 	}
 }
 
@@ -61,7 +63,7 @@ Usage: airlock COMMAND [FLAGS] [ARGS]
 
 Commands:
 `)
-	for _, name := range []string{"run", "doctor", "policy", "audit"} {
+	for _, name := range []string{"run", "doctor", "policy", "audit", "hook", "init"} {
 		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
 	}
 	fmt.Fprint(w, `

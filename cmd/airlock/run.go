@@ -36,6 +36,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	report := fs.String("report", "", "write the Result as JSON to `FILE`")
 	auditLog := fs.String("audit", "", "append spawn, enforcement and exit events to the audit log at `PATH` (\"default\": "+audit.DefaultPath()+")")
 	execID := fs.String("execution-id", "", "the execution id the events carry (default: a random one)")
+	grantTok := fs.String("grant", "", "run only with this single-use `TOKEN` from the gate, which must be for exactly this command, directory, profile and --execution-id (the Claude Code hook's sandbox rewrite passes it)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: airlock run [FLAGS] -- CMD [ARGS...]
 
@@ -70,7 +71,7 @@ Flags:
 		fmt.Fprintln(stderr, "airlock:", err)
 		return exitSetup
 	}
-	ex, err := sandbox.New(p)
+	ex, err := newRunExecutor(p, *grantTok, *execID)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", err)
 		return exitSetup
@@ -108,6 +109,7 @@ Flags:
 		Args: argv, Dir: dir,
 		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 		ExecutionID: *execID,
+		Grants:      grantClaims(*grantTok, argv),
 	}, sigs)
 	if log != nil {
 		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err); aerr != nil {

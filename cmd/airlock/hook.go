@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/grant"
+	"github.com/airlockhq/airlock/integrations/claudecode"
+	"github.com/airlockhq/airlock/rules"
+)
+
+const hookUsage = `Usage: airlock hook claude-code [FLAGS]
+
+Claude Code's PreToolUse hook. Reads one tool call as JSON on stdin and
+prints the gate's decision for it, decided with the rules of the call's
+workspace (managed, user, workspace and local airlock layers plus
+.claude/settings.json and .claude/settings.local.json) and the workspace's
+profile:
+
+  {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+    "permissionDecision": "allow" | "deny" | "ask",
+    "permissionDecisionReason": "airlock: ..."}}
+
+and exits 0. What the gate leaves to a person comes back as "ask": Claude
+Code asks its user; the hook never waits. Input that is empty, larger
+than 4 MiB, not one JSON object, has duplicate keys, is not a PreToolUse
+call or has fields of the wrong type is blocked: exit 2 and the reason on
+stderr. Every decision goes to the audit log with Claude Code's
+session_id and tool_use_id.
+
+The workspace is $CLAUDE_PROJECT_DIR when the call's cwd is inside it,
+else the nearest directory above cwd with .airlock/, .claude/ or .git,
+else cwd.
+
+With --sandbox (or "sandbox = true" in an airlock policy file), a Bash
+call that is not denied comes back with updatedInput: its command runs
+the original under 'airlock run --workspace WS' with a single-use grant
+for exactly that command, directory and profile, so the run refuses an
+edited or replayed command. The grant key and ledger live in
+$AIRLOCK_GRANT_DIR (default ~/.local/state/airlock/grants), which the
+hook and the command must share.
+
+Register it with 'airlock init claude-code', or paste into
+.claude/settings.json:
+
+  {
+    "hooks": {
+      "PreToolUse": [
+        {
+          "matcher": "*",
+          "hooks": [
+            {"type": "command", "command": "airlock hook claude-code"}
+          ]
+        }
+      ]
+    }
+  }
+
+Flags:
+`
+
+// runHook is "airlock hook AGENT". Its exit status is what Claude Code
+// reads: 0 with a decision on stdout, 2 to block the call.
+func runHook(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("hook", hookUsage, stdout, stderr)
+	sandboxFlag := fs.Bool("sandbox", false, "run every Bash call that is not denied inside airlock run")
+	workspace := fs.String("workspace", "", "the workspace `DIR` of every call (default: found from the call's cwd)")
+	auditPath := fs.String("audit", "", "the audit log `PATH` (default "+audit.DefaultPath()+")")
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "airlock hook: name the agent: airlock hook claude-code")
+		return 2
+	}
+	agent := args[0]
+	if agent == "-h" || agent == "--help" || agent == "help" {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return 0
+	}
+	if agent != "claude-code" {
+		fmt.Fprintf(stderr, "airlock hook: unknown agent %q; the hook knows claude-code\n", agent)
+		return 2
+	}
+	if code := parseFlags(fs, args[1:], stdout); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "airlock hook claude-code: takes no arguments; the call comes on stdin")
+		return 2
+	}
+
+	h := &claudecode.Hook{Policy: workspacePolicy}
+	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
+	if filepath.IsAbs(projectDir) {
+		projectDir = filepath.Clean(projectDir)
+	} else {
+		projectDir = ""
+	}
+	h.Workspace = func(cwd string) string { return claudecode.FindWorkspace(cwd, projectDir) }
+	if *workspace != "" {
+		ws, err := filepath.Abs(*workspace)
+		if err != nil {
+			fmt.Fprintln(stderr, "airlock: blocked:", err)
+			return claudecode.ExitBlocked
+		}
+		h.Workspace = func(string) string { return ws }
+	}
+	path := *auditPath
+	if path == "" {
+		path = audit.DefaultPath()
+	}
+	log, err := audit.Open(path)
+	if err != nil {
+		// Every decision must reach the log; without one, nothing is
+		// allowed.
+		fmt.Fprintf(stderr, "airlock: blocked: the audit log cannot be opened, so no call is decided: %v\n", err)
+		return claudecode.ExitBlocked
+	}
+	defer log.Close()
+	h.Recorder = log
+
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock: blocked: finding airlock's own path:", err)
+		return claudecode.ExitBlocked
+	}
+	dir := grant.DefaultDir()
+	sb := &claudecode.Sandbox{Always: *sandboxFlag, Airlock: self, GrantDir: dir, AuditLog: log.Path()}
+	sb.Issuer, sb.IssuerErr = grant.OpenDir(dir)
+	h.Sandbox = sb
+	return h.Run(context.Background(), os.Stdin, stdout, stderr)
+}
+
+// workspacePolicy loads what decides the calls of workspace ws: the rules
+// of every layer, and the profile "airlock run --workspace WS" builds (the
+// preset, then .airlock/profile.toml), so that the fingerprint a sandbox
+// grant is bound to is the one the run will have.
+func workspacePolicy(ws string) (claudecode.Policy, error) {
+	src := rules.Sources{Workspace: ws}
+	set, err := rules.Load(src)
+	if err != nil {
+		return claudecode.Policy{}, err
+	}
+	pf := profileFlags{workspace: ws}
+	p, err := pf.build()
+	if err != nil {
+		return claudecode.Policy{}, err
+	}
+	sb, err := claudecode.SandboxRequested(src)
+	if err != nil {
+		return claudecode.Policy{}, err
+	}
+	return claudecode.Policy{Profile: p, Rules: set, Sandbox: sb}, nil
+}

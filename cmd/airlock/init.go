@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/airlockhq/airlock/integrations/claudecode"
+)
+
+const initUsage = `Usage: airlock init claude-code [--user] [--sandbox] [--workspace DIR]
+
+Registers airlock as Claude Code's PreToolUse hook for every tool, in the
+workspace's .claude/settings.json (or with --user in ~/.claude/settings.json),
+by adding:
+
+  {
+    "hooks": {
+      "PreToolUse": [
+        {
+          "matcher": "*",
+          "hooks": [
+            {"type": "command", "command": "/path/to/airlock hook claude-code"}
+          ]
+        }
+      ]
+    }
+  }
+
+with this airlock's absolute path (and --sandbox after it with --sandbox).
+Everything else in the file is kept, in its order; an airlock hook already
+there is updated, so a second run changes nothing. The previous file is
+saved as settings.json.airlock-backup (.1, .2, ... when that exists) and
+the new one is written atomically. A file that is not valid JSON is
+reported and left as it is.
+
+Flags:
+`
+
+// runInit is "airlock init AGENT".
+func runInit(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("init", initUsage, stdout, stderr)
+	user := fs.Bool("user", false, "register in ~/.claude/settings.json (every project) instead of the workspace's")
+	sandboxFlag := fs.Bool("sandbox", false, "make the hook run every Bash call that is not denied inside airlock run")
+	workspace := fs.String("workspace", "", "the workspace `DIR` whose .claude/settings.json to change (default: the current directory)")
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "airlock init: name the agent: airlock init claude-code")
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return 0
+	case "claude-code":
+	default:
+		fmt.Fprintf(stderr, "airlock init: unknown agent %q; init knows claude-code\n", args[0])
+		return 2
+	}
+	if code := parseFlags(fs, args[1:], stdout); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 || (*user && *workspace != "") {
+		fmt.Fprintln(stderr, "airlock init claude-code: takes no arguments, and --user or --workspace, not both")
+		return 2
+	}
+	var path string
+	mode := os.FileMode(0o644)
+	if *user {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			fmt.Fprintln(stderr, "airlock init:", err)
+			return 1
+		}
+		path, mode = filepath.Join(home, ".claude", "settings.json"), 0o600
+	} else {
+		ws := *workspace
+		if ws == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				fmt.Fprintln(stderr, "airlock init:", err)
+				return 1
+			}
+			ws = wd
+		}
+		if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "airlock init: the workspace %s is not a directory\n", ws)
+			return 1
+		}
+		path = filepath.Join(ws, ".claude", "settings.json")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock init: finding airlock's own path:", err)
+		return 1
+	}
+	command := claudecode.HookCommand(self, *sandboxFlag)
+	res, err := claudecode.InstallHook(path, command, mode)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock init:", err)
+		return 1
+	}
+	if !res.Changed {
+		fmt.Fprintf(stdout, "%s already runs %q for every tool; nothing changed\n", res.Path, command)
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s now runs %q before every tool call\n", res.Path, command)
+	if res.Backup != "" {
+		fmt.Fprintf(stdout, "the previous file is saved as %s\n", res.Backup)
+	}
+	fmt.Fprintln(stdout, "Claude Code reads hooks when a session starts: restart running sessions")
+	return 0
+}

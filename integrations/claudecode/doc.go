@@ -1,0 +1,29 @@
+// Package claudecode connects Claude Code to the gate and the sandbox
+// through Claude Code's PreToolUse hook, as Anthropic's hooks reference
+// documents it (https://code.claude.com/docs/en/hooks).
+//
+// A [Hook] reads one call from stdin ([Input]: session_id,
+// transcript_path, cwd, permission_mode, hook_event_name, tool_name,
+// tool_input, tool_use_id), decides it with a gate.Evaluator over the
+// rules and profile of the call's workspace ([Policy], loaded per call
+// from the workspace that cwd is in), and answers on stdout ([Output]):
+// permissionDecision allow, deny or ask, with the gate's reason. It never
+// waits for a person: what the gate leaves to one becomes "ask", which
+// Claude Code puts to its user. Input that is empty, too large, not one
+// JSON object, has duplicate keys, is for another event or has fields of
+// the wrong type is blocked with exit status 2 and a reason on stderr;
+// nothing that is not understood is allowed. Every decision is recorded
+// with the session and tool-use ids.
+//
+// With a [Sandbox], a Bash call that is not denied comes back with
+// updatedInput: the same input whose command runs the original under
+// "airlock run", carrying a single-use grant bound to that exact command,
+// directory, workspace profile and execution (see [Sandbox]).
+//
+// [InstallHook] registers the hook in a Claude Code settings file,
+// merging with what is there.
+//
+// What this package does not do: decide anything itself (package gate),
+// derive requirements (package tool), enforce anything (package sandbox,
+// through airlock run), or talk MCP.
+package claudecode
