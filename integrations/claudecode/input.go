@@ -83,6 +83,12 @@ func ParseInput(data []byte) (Input, error) {
 	if !utf8.Valid(data) {
 		return Input{}, inputErr("is not valid UTF-8")
 	}
+	if err := json.Unmarshal(data, new(any)); err != nil {
+		return Input{}, inputErr("is not valid JSON: %v", err)
+	}
+	if k := jsonKind(data); k != "an object" {
+		return Input{}, inputErr("must be a JSON object, not %s", k)
+	}
 	if err := checkSurrogates(data); err != nil {
 		return Input{}, err
 	}

@@ -118,11 +118,11 @@ func (s *Sandbox) rewrite(call tool.Call, input json.RawMessage, p *profile.Prof
 func bashFields(input json.RawMessage) (map[string]json.RawMessage, string, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(input, &fields); err != nil {
-		return nil, "", fmt.Errorf("Bash input: %v", err)
+		return nil, "", fmt.Errorf("the Bash input: %v", err)
 	}
 	var command string
 	if err := json.Unmarshal(fields["command"], &command); err != nil || command == "" {
-		return nil, "", errors.New("Bash input has no \"command\" string")
+		return nil, "", errors.New("the Bash input has no \"command\" string")
 	}
 	return fields, command, nil
 }
