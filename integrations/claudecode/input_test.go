@@ -34,3 +34,37 @@ func FuzzParseInput(f *testing.F) {
 		}
 	})
 }
+
+func TestFindWorkspace(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(p string) string {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	proj := mk("proj")
+	mk("proj/.git")
+	sub := mk("proj/src/pkg")
+	nested := mk("proj/tools/x")
+	mk("proj/tools/x/.airlock")
+	bare := mk("bare/dir")
+	for _, tc := range []struct {
+		cwd, projectDir, want string
+	}{
+		{sub, "", proj},
+		{proj, "", proj},
+		{nested, "", nested},
+		{nested, proj, proj}, // Claude Code's project directory wins
+		{bare, proj, bare},   // but only for a cwd inside it
+		{bare, "", bare},
+	} {
+		if got := claudecode.FindWorkspace(tc.cwd, tc.projectDir); got != tc.want {
+			t.Errorf("FindWorkspace(%s, %q) = %s, want %s", tc.cwd, tc.projectDir, got, tc.want)
+		}
+	}
+}
