@@ -45,12 +45,16 @@ func DefaultDir() string {
 	return filepath.Join(home, ".local", "state", "airlock", "grants")
 }
 
-// OpenDir returns an Issuer whose key and ledger live in dir (created
-// with mode 0700 if missing), so that every process opening the same dir
+// OpenDir returns an Issuer whose key and ledger live in dir (absolute;
+// created with mode 0700 if missing), so that every process opening the same dir
 // redeems the tokens of the others, each at most once.
 func OpenDir(dir string) (*Issuer, error) {
 	if dir == "" {
 		return nil, errors.New("grant: no directory for the key and ledger (the home directory is unknown); set AIRLOCK_GRANT_DIR")
+	}
+	if !filepath.IsAbs(dir) {
+		// Processes in different directories would each find their own.
+		return nil, fmt.Errorf("grant: the key and ledger directory %q is not absolute; set AIRLOCK_GRANT_DIR to an absolute path", dir)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("grant: creating %s: %w", dir, err)

@@ -209,3 +209,9 @@ func TestLoadKeyFile(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenDirRefusesRelative(t *testing.T) {
+	if _, err := grant.OpenDir("grants"); err == nil || !strings.Contains(err.Error(), "not absolute") {
+		t.Fatalf("err = %v", err)
+	}
+}

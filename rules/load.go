@@ -152,11 +152,7 @@ func (e *FileError) Error() string {
 func (e *FileError) Unwrap() error { return e.Err }
 
 type fileRules struct {
-	// Sandbox is not a rule: "sandbox = true" asks the Claude Code hook
-	// to run Bash calls inside airlock run (integrations/claudecode reads
-	// it). It is accepted here so that the file stays valid.
-	Sandbox bool `toml:"sandbox"`
-	Rule    []struct {
+	Rule []struct {
 		Effect  string `toml:"effect"`
 		Match   string `toml:"match"`
 		Reason  string `toml:"reason"`
@@ -167,6 +163,11 @@ type fileRules struct {
 			Expect string `toml:"expect"`
 		} `toml:"example"`
 	} `toml:"rule"`
+
+	// Sandbox is not a rule: "sandbox = true" asks the Claude Code hook
+	// to run Bash calls inside airlock run (integrations/claudecode reads
+	// it). It is accepted here so that the file stays valid.
+	Sandbox bool `toml:"sandbox"`
 }
 
 // ParseFile parses a TOML rule file (see the package doc) read from path.
