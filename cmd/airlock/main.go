@@ -23,6 +23,7 @@ func subcommands() map[string]subcommand {
 		"doctor": {"show what this host can enforce and the Report of a profile", runDoctor},
 		"policy": {"explain, test and list the gate's rules", runPolicy},
 		"audit":  {"print or follow the audit log", runAudit},
+		"mcp":    {"serve MCP tools through the gate and sandbox, or gate another MCP server", runMCP},
 	}
 }
 
@@ -61,7 +62,7 @@ Usage: airlock COMMAND [FLAGS] [ARGS]
 
 Commands:
 `)
-	for _, name := range []string{"run", "doctor", "policy", "audit"} {
+	for _, name := range []string{"run", "doctor", "policy", "audit", "mcp"} {
 		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
 	}
 	fmt.Fprint(w, `
