@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -266,5 +267,74 @@ func TestServeSandboxConfinesApprovedCommand(t *testing.T) {
 	}
 	if !slices.ContainsFunc(el.asked, func(s string) bool { return strings.Contains(s, "inside.txt") }) {
 		t.Errorf("asked: %q", el.asked)
+	}
+}
+
+// Real users are not root: airlock mcp serve as uid 65534 runs allowed
+// calls in the sandbox and still refuses what the profile denies.
+func TestServeUnprivileged(t *testing.T) {
+	if sandboxtest.Unprivileged() {
+		t.Skip("already unprivileged: the other tests are the unprivileged run")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed; it is how the test drops to uid 65534")
+	}
+	root, err := os.MkdirTemp("", "airlock-mcp-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	bin, home, ws := filepath.Join(root, "bin"), filepath.Join(root, "home"), filepath.Join(root, "ws")
+	for _, d := range []string{root, bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(airlockBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "airlock"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{home, ws} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy(t, ws, serverPolicy)
+	for _, p := range []string{home, ws, filepath.Join(ws, ".airlock"), filepath.Join(ws, ".airlock", "policy.toml")} {
+		if err := os.Chown(p, sandboxtest.NobodyUID, sandboxtest.NobodyUID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(setpriv, append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--",
+		filepath.Join(bin, "airlock")}, serveArgs(ws)...)...)
+	cmd.Env = []string{"PATH=" + sandboxtest.SystemPath, "HOME=" + home, "LANG=C.UTF-8"}
+	cmd.Stderr = &testWriter{t: t}
+	client := sdk.NewClient(&sdk.Implementation{Name: "airlock-go-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res := call(t, cs, "run_command", map[string]any{"command": "echo unprivileged"})
+	if o := structured(t, res); res.IsError || o.Output != "unprivileged\n" {
+		t.Errorf("run_command as uid 65534: isError=%v %+v", res.IsError, o)
+	}
+	res = call(t, cs, "write_file", map[string]any{"path": "mine.txt", "content": "ok"})
+	if res.IsError || readFile(t, filepath.Join(ws, "mine.txt")) != "ok" {
+		t.Errorf("write_file as uid 65534: isError=%v %q", res.IsError, text(res))
+	}
+	outside := filepath.Join(root, "escaped.txt")
+	res = call(t, cs, "write_file", map[string]any{"path": outside, "content": "x"})
+	if !res.IsError || sandboxtest.Exists(outside) {
+		t.Errorf("write outside as uid 65534: isError=%v %q", res.IsError, text(res))
 	}
 }
