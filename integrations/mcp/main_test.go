@@ -24,6 +24,11 @@ import (
 var airlockBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(downstreamEnv) != "" {
+		// Started by the proxy (inside the sandbox) as the downstream server.
+		serveDownstream()
+		return
+	}
 	dir, err := os.MkdirTemp("", "airlock-mcp-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -130,11 +130,21 @@ func StartProxy(ctx context.Context, opts ProxyOptions) (*Proxy, error) {
 	if ir != nil {
 		instructions = ir.Instructions
 	}
+	// The proxy offers what the downstream server offers, even before a
+	// feature is registered (a server may list its tools later).
+	var offer sdk.ServerCapabilities
+	if caps.Tools != nil {
+		offer.Tools = &sdk.ToolCapabilities{ListChanged: true}
+	}
+	if caps.Resources != nil {
+		offer.Resources = &sdk.ResourceCapabilities{}
+	}
+	if caps.Prompts != nil {
+		offer.Prompts = &sdk.PromptCapabilities{}
+	}
 	p.srv = sdk.NewServer(&sdk.Implementation{Name: "airlock-proxy-" + opts.Name, Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
-		HasTools:     caps.Tools != nil,
-		HasResources: caps.Resources != nil,
-		HasPrompts:   caps.Prompts != nil,
+		Capabilities: &offer,
 	})
 	if err := p.mirror(ctx, caps); err != nil {
 		p.Close()

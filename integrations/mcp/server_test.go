@@ -17,7 +17,7 @@ import (
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
-// serverPolicy allows echo and exit, denies rm with a reason, and leaves
+// serverPolicy allows echo, exit and sleep, denies rm with a reason, and leaves
 // every other command to be asked.
 const serverPolicy = `
 [[rule]]
@@ -27,6 +27,10 @@ match  = "Bash(echo *)"
 [[rule]]
 effect = "allow"
 match  = "Bash(exit *)"
+
+[[rule]]
+effect = "allow"
+match  = "Bash(sleep *)"
 
 [[rule]]
 effect = "deny"
@@ -83,6 +87,10 @@ func exerciseServer(t *testing.T, cs *sdk.ClientSession, ws string) {
 	res = call(t, cs, "run_command", map[string]any{"command": "echo failing >&2; exit 3"})
 	if o := structured(t, res); !res.IsError || o.Status != "failed" || o.ExitCode != 3 || o.Output != "failing\n" {
 		t.Errorf("run_command exit 3: isError=%v %+v", res.IsError, o)
+	}
+	res = call(t, cs, "run_command", map[string]any{"command": "sleep 30", "timeout_seconds": 0.5})
+	if o := structured(t, res); !res.IsError || o.Status != "timed_out" {
+		t.Errorf("run_command past its timeout: isError=%v %+v", res.IsError, o)
 	}
 	res = call(t, cs, "read_file", map[string]any{"path": "hello.txt"})
 	if o := structured(t, res); res.IsError || o.Output != "hello from the host\n" || text(res) != o.Output {
