@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -155,7 +156,7 @@ Flags:
 `, stdout, stderr)
 	var m mcpFlags
 	m.register(fs)
-	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR` (e.g. 127.0.0.1:7421) instead of stdio")
+	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR`, a loopback address (e.g. 127.0.0.1:7421), instead of stdio")
 	if code := parseFlags(fs, args, stdout); code >= 0 {
 		return code
 	}
@@ -196,6 +197,11 @@ Flags:
 // serveHTTP serves h at addr until ctx ends. The first line on stderr
 // names the URL, with the port the system chose for ":0".
 func serveHTTP(ctx context.Context, addr string, h http.Handler, workspace string, stderr io.Writer) int {
+	if !loopbackAddr(addr) {
+		fmt.Fprintf(stderr, "airlock mcp serve: --http %s: listen on a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); "+
+			"the server has no authentication, so anyone who can reach it could call its tools\n", addr)
+		return 2
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock mcp serve:", err)
@@ -212,6 +218,19 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, workspace strin
 		return 1
 	}
 	return 0
+}
+
+// loopbackAddr reports whether addr (HOST:PORT) names a loopback host.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 func mcpProxy(args []string, stdout, stderr io.Writer) int {

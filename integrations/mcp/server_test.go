@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -344,5 +345,47 @@ func TestServeUnprivileged(t *testing.T) {
 	res = call(t, cs, "write_file", map[string]any{"path": outside, "content": "x"})
 	if !res.IsError || sandboxtest.Exists(outside) {
 		t.Errorf("write outside as uid 65534: isError=%v %q", res.IsError, text(res))
+	}
+}
+
+// Over HTTP, the server listens only on loopback and refuses requests a
+// web page could make: another Host (DNS rebinding) or a cross-origin
+// browser request.
+func TestServeHTTPRefusesBrowsersAndRemoteAddresses(t *testing.T) {
+	ws := serverWorkspace(t)
+	cmd := exec.Command(airlockBin, append(serveArgs(ws), "--http", "0.0.0.0:0")...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "loopback") {
+		t.Errorf("--http 0.0.0.0:0: %v %s", err, out)
+	}
+
+	url := startHTTP(t, serveArgs(ws)...)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	post := func(edit func(*http.Request)) int {
+		req, err := http.NewRequest("POST", url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		edit(req)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(func(*http.Request) {}); code != http.StatusOK {
+		t.Errorf("plain initialize: %d, want 200 (the positive control)", code)
+	}
+	if code := post(func(r *http.Request) { r.Host = "attacker.example" }); code != http.StatusForbidden {
+		t.Errorf("rebinding Host: %d, want 403", code)
+	}
+	if code := post(func(r *http.Request) {
+		r.Header.Set("Origin", "https://attacker.example")
+		r.Header.Set("Sec-Fetch-Site", "cross-site")
+	}); code != http.StatusForbidden {
+		t.Errorf("cross-origin browser request: %d, want 403", code)
 	}
 }
