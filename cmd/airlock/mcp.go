@@ -245,7 +245,8 @@ mcp__NAME__TOOL: rules such as
   effect = "allow"
   match  = "mcp__fs__read_text_file"   # one tool; "mcp__fs" for all of them
 
-in the workspace's .airlock/policy.toml. A call no rule allows is asked
+in the workspace's .airlock/policy.toml; mcp__fs__write_file(path:/tmp/*)
+matches only the calls whose argument "path" matches the pattern. A call no rule allows is asked
 through MCP elicitation, or refused when the client cannot ask. A denied
 call is a tool result with isError set and the reason. The server's
 whole process tree ends with the proxy.

@@ -17,7 +17,8 @@ import (
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
-// proxyPolicy allows every tool of the server named fs but one.
+// proxyPolicy allows every tool of the server named fs but one, and
+// reading files named *.secret (an argument pattern).
 const proxyPolicy = `
 [[rule]]
 effect = "allow"
@@ -27,6 +28,11 @@ match  = "mcp__fs"
 effect = "deny"
 match  = "mcp__fs__create_directory"
 reason = "no new directories through this server"
+
+[[rule]]
+effect = "deny"
+match  = "mcp__fs__read_text_file(path:*.secret)"
+reason = "secrets stay with the user"
 `
 
 // fsServer is the pinned @modelcontextprotocol/server-filesystem's entry.
@@ -86,6 +92,16 @@ func TestProxyFilesystemServer(t *testing.T) {
 	res = call(t, cs, "create_directory", map[string]any{"path": dir})
 	if !res.IsError || !strings.Contains(text(res), "no new directories through this server") || sandboxtest.Exists(dir) {
 		t.Errorf("denied create_directory: isError=%v %q exists=%v", res.IsError, text(res), sandboxtest.Exists(dir))
+	}
+
+	// An argument pattern: this tool is allowed, but not for this file.
+	secret := filepath.Join(ws, "key.secret")
+	if err := os.WriteFile(secret, []byte("s3cr3t"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = call(t, cs, "read_text_file", map[string]any{"path": secret})
+	if !res.IsError || !strings.Contains(text(res), "secrets stay with the user") || strings.Contains(text(res), "s3cr3t") {
+		t.Errorf("read of a *.secret file: isError=%v %q", res.IsError, text(res))
 	}
 
 	// Asked to write outside its root, the server tries and the kernel
