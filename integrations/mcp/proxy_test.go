@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
@@ -60,7 +61,10 @@ func TestProxyFilesystemServer(t *testing.T) {
 	// The server is told it may also write outside: its own checks pass,
 	// and only the sandbox (outside is read-only there) stands in the way.
 	outside := sandboxtest.OutsideDir(t)
-	cs := connectStdio(t, nil, proxyArgs(ws, modules, []string{outside}, "node", script, ws, outside)...)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	args := proxyArgs(ws, modules, []string{outside}, "node", script, ws, outside)
+	args = append(args[:2], append([]string{"--audit", log}, args[2:]...)...)
+	cs := connectStdio(t, nil, args...)
 
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -117,6 +121,26 @@ func TestProxyFilesystemServer(t *testing.T) {
 	res = call(t, cs, "list_allowed_directories", map[string]any{})
 	if !strings.Contains(text(res), outside) {
 		t.Errorf("the server was not given %s: %q", outside, text(res))
+	}
+
+	// Each decision is in the audit log, as mcp__fs__TOOL.
+	decisions := map[string]string{}
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := audit.Read(f, func(e audit.Event) error {
+		if e.Type == audit.TypeDecision {
+			decisions[e.Tool] += e.Decision + " "
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if decisions["mcp__fs__create_directory"] != "deny " || decisions["mcp__fs__write_file"] != "allow allow " ||
+		decisions["mcp__fs__read_text_file"] != "allow deny " {
+		t.Errorf("audit decisions: %v", decisions)
 	}
 }
 
