@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,7 +109,8 @@ func (g *gatekeeper) decide(ctx context.Context, req *sdk.CallToolRequest, call 
 		// already used: decide afresh as if no answer had come.
 	}
 	caps := req.ClientCapabilities()
-	if caps == nil || caps.Elicitation == nil {
+	if caps == nil || caps.Elicitation == nil || caps.Elicitation.Form == nil && caps.Elicitation.URL != nil {
+		// No elicitation, or only the URL mode, which cannot carry a yes/no.
 		d, err := g.evaluator(headlessApprover{}).Decide(ctx, call)
 		v := g.finish(d)
 		if errors.Is(err, gate.ErrApprovalRequired) {
@@ -136,6 +138,25 @@ func (g *gatekeeper) decide(ctx context.Context, req *sdk.CallToolRequest, call 
 		}},
 		RequestState: state,
 	}}
+}
+
+// refuseFailedAsks makes a question that could not be put to the person
+// (the client answered the elicitation with an error, or went away) a
+// tool result the model can read, as a denial is, instead of a protocol
+// error. The SDK's own middleware asks clients older than 2026-07-28 and
+// fails the whole call with a "multi-round-trip" error; this middleware is
+// added after it, so it sees that error.
+func refuseFailedAsks(srv *sdk.Server) {
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			if err != nil && method == "tools/call" && strings.Contains(err.Error(), "multi-round-trip") {
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{
+					Text: "airlock denied this call: it needs a person's approval and the MCP client could not ask (" + err.Error() + ")"}}}, nil
+			}
+			return res, err
+		}
+	})
 }
 
 // finish turns a decision without a pending question into a verdict.

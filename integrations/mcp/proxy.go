@@ -146,6 +146,7 @@ func StartProxy(ctx context.Context, opts ProxyOptions) (*Proxy, error) {
 		Instructions: instructions,
 		Capabilities: &offer,
 	})
+	refuseFailedAsks(p.srv)
 	if err := p.mirror(ctx, caps); err != nil {
 		p.Close()
 		return nil, err

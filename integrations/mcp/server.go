@@ -77,6 +77,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		Instructions: "Every tool call is decided by airlock's gate and runs in a sandbox confined to the workspace " + s.ws +
 			". A call that is not allowed returns an error result whose text says why; do not retry it unchanged.",
 	})
+	refuseFailedAsks(s.mcp)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: "run_command", Description: "Run a shell command (bash -c) in the workspace, inside airlock's sandbox. Returns status, exit code and the combined output."}, s.runCommand)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: "read_file", Description: "Read a text file."}, s.readFile)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: "write_file", Description: "Create or overwrite a file with the given content."}, s.writeFile)

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -387,5 +388,30 @@ func TestServeHTTPRefusesBrowsersAndRemoteAddresses(t *testing.T) {
 		r.Header.Set("Sec-Fetch-Site", "cross-site")
 	}); code != http.StatusForbidden {
 		t.Errorf("cross-origin browser request: %d, want 403", code)
+	}
+}
+
+// A client whose elicitation fails gets a refusal as a tool result, not a
+// protocol error, and nothing runs.
+func TestServeFailedElicitation(t *testing.T) {
+	ws := serverWorkspace(t)
+	url := startHTTP(t, serveArgs(ws)...)
+	asked := 0
+	client := sdk.NewClient(&sdk.Implementation{Name: "airlock-go-test", Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked++
+			return nil, errors.New("the user interface is gone")
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res := call(t, cs, "run_command", map[string]any{"command": "touch unasked.txt"})
+	if asked != 1 || !res.IsError || !strings.Contains(text(res), "could not ask") || sandboxtest.Exists(filepath.Join(ws, "unasked.txt")) {
+		t.Errorf("failed elicitation: asked %d, isError=%v %q", asked, res.IsError, text(res))
 	}
 }
