@@ -249,7 +249,9 @@ in the workspace's .airlock/policy.toml; mcp__fs__write_file(path:/tmp/*)
 matches only the calls whose argument "path" matches the pattern. A call no rule allows is asked
 through MCP elicitation, or refused when the client cannot ask. A denied
 call is a tool result with isError set and the reason. The server's
-whole process tree ends with the proxy.
+whole process tree ends with the proxy. The server lives as long as the
+client, so the profile's output and wall-time budgets apply to it only
+when --max-output or --timeout sets them.
 
 Client configuration:
 
