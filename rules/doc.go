@@ -16,6 +16,7 @@
 //	WebFetch(domain:x.com)   connections to x.com, any port ("*.x.com" for subdomains)
 //	Net(host:port)  Net(*.example.com:443)  Net(host)   airlock's network rules
 //	mcp__server__tool  mcp__server  mcp__server__*      MCP tools
+//	mcp__server__tool(path:/tmp/*)  an MCP tool whose argument "path" matches (mcpargs.go)
 //
 // Rules match tool.Requirements, not tool names: a Read deny also stops
 // the filesystem.read a Bash "cat" of the same file needs, and an Edit

@@ -108,7 +108,7 @@ func (p *Pattern) literalRequirement() (tool.Requirement, bool) {
 		}
 		req.Target = net.JoinHostPort(p.host, p.port)
 	case p.name != "":
-		if p.prefix {
+		if p.prefix || p.arg != nil {
 			return req, false
 		}
 		req.Target = p.name

@@ -44,6 +44,7 @@ type Pattern struct {
 	port   string // Net: port, "" for any
 	name   string // tool.invoke: exact name, or prefix when prefix is set
 	prefix bool
+	arg    *argPattern // tool.invoke of an MCP tool: one argument's pattern (mcpargs.go)
 }
 
 // fileTools are the tool names whose specifier is a path, with the kind
@@ -143,7 +144,14 @@ func ParsePattern(text string, base Base) (*Pattern, error) {
 	default:
 		p.Kind = tool.KindToolInvoke
 		if hasSpec && spec != "" {
-			return nil, fmt.Errorf("%w %q: %s takes no specifier; write %s", ErrSyntax, text, name, name)
+			if !strings.HasPrefix(name, "mcp__") {
+				return nil, fmt.Errorf("%w %q: %s takes no specifier; write %s", ErrSyntax, text, name, name)
+			}
+			a, err := parseArgPattern(name, spec)
+			if err != nil {
+				return nil, fmt.Errorf("%w %q: %v", ErrSyntax, text, err)
+			}
+			p.arg = a
 		}
 		p.name = name
 		if n, ok := strings.CutSuffix(name, "__*"); ok {
@@ -322,7 +330,7 @@ func (p *Pattern) match(s *subject, mode matchMode) bool {
 		if p.prefix {
 			return strings.HasPrefix(r.Target, p.name)
 		}
-		return r.Target == p.name
+		return r.Target == p.name && (p.arg == nil || p.arg.match(*r, mode))
 	}
 	return false
 }

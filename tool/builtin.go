@@ -115,6 +115,12 @@ func prepareNamedTool(call Call) ([]Requirement, error) {
 	return []Requirement{{Kind: KindToolInvoke, Target: call.Tool}}, nil
 }
 
+// prepareMCPTool prepares an MCP tool: decided by its name, and by its
+// arguments where a rule has an argument pattern.
+func prepareMCPTool(call Call) ([]Requirement, error) {
+	return []Requirement{{Kind: KindToolInvoke, Target: call.Tool, Args: string(call.Input)}}, nil
+}
+
 // callDir is the absolute directory a call runs in.
 func callDir(call Call) string {
 	ws := call.Workspace

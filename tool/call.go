@@ -101,6 +101,9 @@ type Requirement struct {
 	// Unparsed marks a command the shell parser rejected. Target is the
 	// raw text. It is never allowed without asking.
 	Unparsed bool `json:"unparsed,omitempty"`
+	// Args is the JSON object of arguments of an MCP tool's tool.invoke,
+	// for rules with argument patterns (mcp__server__tool(ARG:GLOB)).
+	Args string `json:"-"`
 }
 
 // Exact reports whether the requirement's target is fully known: no Hole,
@@ -184,7 +187,7 @@ func Prepare(call Call) ([]Requirement, error) { return builtin.Prepare(call) }
 func (p Preparers) Prepare(call Call) ([]Requirement, error) {
 	f, ok := p[call.Tool]
 	if !ok && isMCPName(call.Tool) {
-		f, ok = prepareNamedTool, true
+		f, ok = prepareMCPTool, true
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w %q: no preparer knows its requirements", ErrUnknownTool, call.Tool)

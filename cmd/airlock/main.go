@@ -25,6 +25,7 @@ func subcommands() map[string]subcommand {
 		"audit":  {"print or follow the audit log", runAudit},
 		"hook":   {"answer an agent's tool-call hook (claude-code)", runHook},
 		"init":   {"register the hook with an agent (claude-code)", runInit},
+		"mcp":    {"serve MCP tools through the gate and sandbox, or gate another MCP server", runMCP},
 	}
 }
 
@@ -63,7 +64,7 @@ Usage: airlock COMMAND [FLAGS] [ARGS]
 
 Commands:
 `)
-	for _, name := range []string{"run", "doctor", "policy", "audit", "hook", "init"} {
+	for _, name := range []string{"run", "doctor", "policy", "audit", "hook", "init", "mcp"} {
 		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
 	}
 	fmt.Fprint(w, `

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlockhq/airlock/audit"
+	airlockmcp "github.com/airlockhq/airlock/integrations/mcp"
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/rules"
+	"github.com/airlockhq/airlock/sandbox"
+)
+
+const mcpUsage = `Usage: airlock mcp COMMAND [FLAGS]
+
+Commands:
+  serve   an MCP server whose tools (run_command, read_file, write_file,
+          edit_file, list_directory) are decided by the gate and run in the
+          sandbox
+  proxy   run another MCP server inside the sandbox and gate its tool calls
+
+Run 'airlock mcp COMMAND --help' for the flags of one command.
+
+An MCP client starts airlock like any stdio server. For example, in
+.mcp.json (Claude Code), claude_desktop_config.json or .cursor/mcp.json:
+
+  {
+    "mcpServers": {
+      "airlock": {
+        "command": "airlock",
+        "args": ["mcp", "serve", "--workspace", "/path/to/project"]
+      },
+      "fs": {
+        "command": "airlock",
+        "args": ["mcp", "proxy", "--name", "fs", "--workspace", "/path/to/project", "--",
+                 "mcp-server-filesystem", "/path/to/project"]
+      }
+    }
+  }
+`
+
+func runMCP(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mcpUsage)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, mcpUsage)
+		return 0
+	case "serve":
+		return mcpServe(args[1:], stdout, stderr)
+	case "proxy":
+		return mcpProxy(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "airlock mcp: unknown command %q\n%s", args[0], mcpUsage)
+	return 2
+}
+
+// mcpFlags are the flags serve and proxy share: the profile, where rules
+// come from, and the audit log.
+type mcpFlags struct {
+	pf            profileFlags
+	managed, user string
+	noClaude      bool
+	auditPath     string
+}
+
+func (m *mcpFlags) register(fs *flag.FlagSet) {
+	m.pf.register(fs)
+	fs.StringVar(&m.managed, "managed", "", "the managed layer's rule `FILE` (default "+rules.DefaultManagedPath+"; - for none)")
+	fs.StringVar(&m.user, "user", "", "the user layer's rule `FILE` (default ~/.config/airlock/policy.toml; - for none)")
+	fs.BoolVar(&m.noClaude, "no-claude", false, "do not read .claude/settings.json and .claude/settings.local.json")
+	fs.StringVar(&m.auditPath, "audit", "", "append every decision and run to the audit log at `PATH` (\"default\": "+audit.DefaultPath()+")")
+}
+
+// gate builds the profile, loads the rules of its workspace and opens the
+// audit log. For a long-lived server (the proxy's) the output and wall-time
+// budgets apply only when a flag sets them.
+func (m *mcpFlags) gate(longLived bool) (airlockmcp.Gate, error) {
+	p, err := m.pf.build()
+	if err != nil {
+		return airlockmcp.Gate{}, err
+	}
+	if longLived {
+		spec := p.Spec()
+		if m.pf.maxOutput == "" {
+			spec.Budgets.Output = 0
+		}
+		if m.pf.timeout == 0 {
+			spec.Budgets.WallTime = 0
+		}
+		if p, err = profile.New(spec); err != nil {
+			return airlockmcp.Gate{}, err
+		}
+	}
+	set, err := rules.Load(rules.Sources{Workspace: p.Workspace(), Managed: m.managed, User: m.user, NoClaude: m.noClaude})
+	if err != nil {
+		return airlockmcp.Gate{}, err
+	}
+	g := airlockmcp.Gate{Profile: p, Rules: set}
+	if m.auditPath != "" {
+		path := m.auditPath
+		if path == "default" {
+			path = audit.DefaultPath()
+		}
+		if g.Audit, err = audit.Open(path); err != nil {
+			return airlockmcp.Gate{}, err
+		}
+	}
+	return g, nil
+}
+
+// signalContext ends at SIGINT, SIGTERM or SIGHUP.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+func mcpServe(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("serve", `Usage: airlock mcp serve [--workspace DIR] [--http ADDR] [FLAGS]
+
+Serves MCP on stdin and stdout (or streamable HTTP at ADDR with --http)
+with five tools:
+
+  run_command    {command, timeout_seconds?}     decided as Bash
+  read_file      {path}                          decided as Read
+  write_file     {path, content}                 decided as Write
+  edit_file      {path, old_string, new_string}  decided as Edit
+  list_directory {path}                          decided as Glob
+
+Paths are relative to the workspace or absolute. Every allowed call runs
+in the sandbox with the workspace's profile. A denied call is a tool result
+with isError set and the gate's reason. When the gate says ask, the client
+is asked through MCP elicitation; a client without elicitation gets a
+refusal that says which rule would allow it (.airlock/policy.toml).
+
+Client configuration (.mcp.json, claude_desktop_config.json, ...):
+
+  {"mcpServers": {"airlock": {"command": "airlock",
+    "args": ["mcp", "serve", "--workspace", "/path/to/project"]}}}
+
+Flags:
+`, stdout, stderr)
+	var m mcpFlags
+	m.register(fs)
+	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR`, a loopback address (e.g. 127.0.0.1:7421), instead of stdio")
+	if code := parseFlags(fs, args, stdout); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "airlock mcp serve: takes no arguments")
+		return 2
+	}
+	g, err := m.gate(false)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock mcp serve:", err)
+		return 1
+	}
+	if g.Audit != nil {
+		defer g.Audit.Close()
+	}
+	ex, err := sandbox.New(g.Profile)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock mcp serve:", err)
+		return 1
+	}
+	srv, err := airlockmcp.NewServer(airlockmcp.ServerOptions{Gate: g, Executor: ex, Version: version})
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock mcp serve:", err)
+		return 1
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	if *httpAddr == "" {
+		if err := srv.ServeStdio(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintln(stderr, "airlock mcp serve:", err)
+			return 1
+		}
+		return 0
+	}
+	return serveHTTP(ctx, *httpAddr, srv.HTTPHandler(), g.Profile.Workspace(), stderr)
+}
+
+// serveHTTP serves h at addr until ctx ends. The first line on stderr
+// names the URL, with the port the system chose for ":0".
+func serveHTTP(ctx context.Context, addr string, h http.Handler, workspace string, stderr io.Writer) int {
+	if !loopbackAddr(addr) {
+		fmt.Fprintf(stderr, "airlock mcp serve: --http %s: listen on a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); "+
+			"the server has no authentication, so anyone who can reach it could call its tools\n", addr)
+		return 2
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock mcp serve:", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "airlock mcp serve: listening on http://%s/ (workspace %s)\n", ln.Addr(), workspace)
+	hs := &http.Server{Handler: h}
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(stderr, "airlock mcp serve:", err)
+		return 1
+	}
+	return 0
+}
+
+// loopbackAddr reports whether addr (HOST:PORT) names a loopback host.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+func mcpProxy(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("proxy", `Usage: airlock mcp proxy [--name NAME] [--profile P] [--net ...] [FLAGS] -- CMD [ARGS...]
+
+Starts the MCP server CMD inside the sandbox with its own profile (no
+network unless --net allows it), relays its tools, resources and prompts
+on stdin and stdout, and decides every tools/call as the tool
+mcp__NAME__TOOL: rules such as
+
+  [[rule]]
+  effect = "allow"
+  match  = "mcp__fs__read_text_file"   # one tool; "mcp__fs" for all of them
+
+in the workspace's .airlock/policy.toml; mcp__fs__write_file(path:/tmp/*)
+matches only the calls whose argument "path" matches the pattern. A call no rule allows is asked
+through MCP elicitation, or refused when the client cannot ask. A denied
+call is a tool result with isError set and the reason. The server's
+whole process tree ends with the proxy. The server lives as long as the
+client, so the profile's output and wall-time budgets apply to it only
+when --max-output or --timeout sets them.
+
+Client configuration:
+
+  {"mcpServers": {"fs": {"command": "airlock",
+    "args": ["mcp", "proxy", "--name", "fs", "--workspace", "/path/to/project", "--",
+             "mcp-server-filesystem", "/path/to/project"]}}}
+
+Flags:
+`, stdout, stderr)
+	var m mcpFlags
+	m.register(fs)
+	name := fs.String("name", "", "the server's `NAME` in mcp__NAME__TOOL rules (default: CMD's base name)")
+	if code := parseFlags(fs, args, stdout); code >= 0 {
+		return code
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(stderr, "airlock mcp proxy: no server command given; usage: airlock mcp proxy [FLAGS] -- CMD [ARGS...]")
+		return 2
+	}
+	if *name == "" {
+		*name = defaultServerName(argv[0])
+	}
+	g, err := m.gate(true)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock mcp proxy:", err)
+		return 1
+	}
+	if g.Audit != nil {
+		defer g.Audit.Close()
+	}
+	ex, err := sandbox.New(g.Profile)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock mcp proxy:", err)
+		return 1
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	p, err := airlockmcp.StartProxy(ctx, airlockmcp.ProxyOptions{
+		Gate: g, Name: *name, Executor: ex, Args: argv, Stderr: stderr, Version: version,
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock mcp proxy:", err)
+		return 1
+	}
+	if err := p.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil {
+		fmt.Fprintln(stderr, "airlock mcp proxy:", err)
+		return 1
+	}
+	return 0
+}
+
+// defaultServerName is CMD's base name without extension, with characters
+// a rule name cannot hold replaced by "-".
+func defaultServerName(cmd string) string {
+	base := strings.TrimSuffix(filepath.Base(cmd), filepath.Ext(cmd))
+	var b strings.Builder
+	for _, c := range base {
+		if c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	name := strings.ReplaceAll(b.String(), "__", "_")
+	if name == "" {
+		return "server"
+	}
+	return name
+}
