@@ -61,6 +61,10 @@ func Stage2() {
 	// ones the command inherits.
 	runtime.LockOSThread()
 	unix.CloseOnExec(errorFD)
+	// Before anything else, so no later step can forget one: descriptors
+	// the supervisor inherited from its own caller reach only this
+	// helper, never the command (see CloseInheritedOnExec).
+	fail("inherited descriptors", CloseInheritedOnExec())
 
 	cfg, err := readConfig()
 	fail("read config", err)
