@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/airlockhq/airlock/internal/sandboxtest"
@@ -32,5 +33,32 @@ func TestRunInheritedDescriptor(t *testing.T) {
 	}
 	if sandboxtest.FileState(log) == before {
 		t.Fatal("control: sh without airlock did not write through fd 7; the test proves nothing")
+	}
+}
+
+// A file the command creates under a deny glob is refused and named on
+// airlock's stderr. Its name is the command's choice: a newline in it
+// must not forge a line of airlock's own, nor an escape sequence reach
+// the terminal. The command's own stderr goes to /dev/null, so every
+// line left is airlock's.
+func TestRunDenialLineEscaped(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the deny watch (files that appear later) needs fanotify, which needs root")
+	}
+	bin := buildAirlock(t)
+	ws := t.TempDir()
+	name := "a\nairlock: all clear\x1b[2J.secret"
+	_, _, se := runCLI(t, bin, "run", "--workspace", ws, "--deny", "**/*.secret", "--",
+		"sh", "-c", `exec 2>/dev/null; printf x > "$1"; cat "$1"; true`, "probe", name)
+	if !strings.Contains(se, `\nairlock: all clear\x1b[2J.secret"`) {
+		t.Fatalf("no escaped denial line for the created file (the test proves nothing without it); stderr:\n%s", se)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(se, "\n"), "\n") {
+		if !strings.HasPrefix(line, "airlock: filesystem: ") {
+			t.Errorf("stderr has a line airlock did not write as one: %q (all of it: %q)", line, se)
+		}
+	}
+	if strings.Contains(se, "\x1b") {
+		t.Errorf("an escape sequence from the file name reached stderr: %q", se)
 	}
 }
