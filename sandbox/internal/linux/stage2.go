@@ -122,6 +122,13 @@ func Stage2() {
 	fail("find command", err)
 	fail("drop capabilities", dropCapabilities())
 	fail("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+	if listener >= 0 {
+		// The broker will hand the command sockets of the host's network
+		// namespace, whose interface ioctls describe the host's network.
+		prog, err := seccomp.BuildHostSocketIoctls(runtime.GOARCH)
+		fail("host socket ioctls", err)
+		fail("host socket ioctls", seccomp.Install(prog))
+	}
 	if cfg.Seccomp {
 		prog, err := seccomp.Build(runtime.GOARCH)
 		fail("seccomp", err)
