@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
@@ -60,5 +62,36 @@ func TestRunDenialLineEscaped(t *testing.T) {
 	}
 	if strings.Contains(se, "\x1b") {
 		t.Errorf("an escape sequence from the file name reached stderr: %q", se)
+	}
+}
+
+// airlock run on a terminal: a command that puts the terminal in raw
+// mode without echo and is then ended by --timeout leaves it as it was.
+// The control runs the same stty on the terminal without airlock.
+func TestRunRestoresTerminal(t *testing.T) {
+	bin := buildAirlock(t)
+	ws := t.TempDir()
+	_, slave := sandboxtest.OpenPTY(t)
+	lflag := func() uint32 {
+		tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tio.Lflag
+	}
+	before := lflag()
+	cmd := exec.Command(bin, "run", "--workspace", ws, "--timeout", "2s", "--", "sh", "-c", "stty raw -echo && echo changed && sleep 600")
+	cmd.Stdin = slave
+	out, err := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "changed") {
+		t.Fatalf("the command did not change the terminal (%v): %s", err, out)
+	}
+	if after := lflag(); after != before {
+		t.Errorf("terminal modes changed by the run: lflag %#x, was %#x", after, before)
+	}
+	control := exec.Command("stty", "raw", "-echo")
+	control.Stdin = slave
+	if out, err := control.CombinedOutput(); err != nil || lflag() == before {
+		t.Fatalf("control: stty on the host left the terminal as it was (%v): %s", err, out)
 	}
 }
