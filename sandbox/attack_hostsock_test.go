@@ -113,4 +113,3 @@ func hostLinkOf(t *testing.T, addr string) string {
 	t.Fatalf("no host interface holds %s", addr)
 	return ""
 }
-
