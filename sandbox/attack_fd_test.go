@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/airlockhq/airlock/internal/sandboxtest"
+	"github.com/airlockhq/airlock/profile"
 )
 
 // inheritable makes fd a descriptor of this process that every exec
@@ -86,6 +87,27 @@ os.write(int(sys.argv[2]), b"stolen")`, strconv.Itoa(r), strconv.Itoa(w))}
 		sb.Host(t, p)
 		if got := pending(); got != "stolen" {
 			t.Fatalf("control: the host probe left %q in the pipe, want \"stolen\"; the test proves nothing", got)
+		}
+	})
+
+	// Whatever the run's hand-offs (config, error pipe, deny watch), the
+	// command starts with the standard streams and nothing else.
+	t.Run("only-standard-streams", func(t *testing.T) {
+		deny := sandboxtest.New(t, preset, sandboxtest.Workspace(t), func(s *profile.Spec) {
+			s.Filesystem.Deny = append(s.Filesystem.Deny, "**/*.secret")
+		})
+		p := sandboxtest.Probe{Args: sandboxtest.Py(`import os
+def is_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+print("open", *[fd for fd in range(4096) if is_open(fd)])`)}
+		for _, box := range []*sandboxtest.Sandbox{sb, deny} {
+			if o := box.Run(t, p); o.Stdout != "open 0 1 2\n" {
+				t.Errorf("the command started with more than the standard streams: %s", o)
+			}
 		}
 	})
 
