@@ -3,6 +3,7 @@ package sandbox
 import (
 	"io"
 	"os"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -55,22 +56,39 @@ func saveTerminal(stdin io.Reader) *terminalState {
 	return &terminalState{fd: dup, termios: *t, flags: flags, excl: err == nil && excl != 0}
 }
 
-// restore puts the terminal back as it was at the start and releases
-// the duplicate; the command and everything it started are gone by
-// then. Errors are ignored: the terminal may be gone too (a hung-up
-// session), and there is nothing left to restore then.
+// restore puts the terminal back as it was at the start, where the run
+// changed it, and releases the duplicate; the command and everything it
+// started are gone by then. Errors are ignored: the terminal may be gone
+// too (a hung-up session), and there is nothing left to restore then.
 func (s *terminalState) restore() {
 	if s == nil {
 		return
 	}
-	// TCSETS, not TCSETSW: a terminal whose output the command stopped
-	// (IXON and ^S) would never drain, and restoring must not hang.
-	_ = unix.IoctlSetTermios(s.fd, unix.TCSETS, &s.termios)
-	excl := uint(unix.TIOCNXCL)
-	if s.excl {
-		excl = unix.TIOCEXCL
+	defer unix.Close(s.fd)
+	// An airlock run as a background job of the shell whose terminal is
+	// its stdin would be stopped by SIGTTOU at TCSETS. With SIGTTOU
+	// blocked on this thread the kernel makes the change, as it does for
+	// a shell that ignores the signal.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var ttou, old unix.Sigset_t
+	ttou.Val[(unix.SIGTTOU-1)/64] |= 1 << ((uint(unix.SIGTTOU) - 1) % 64)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &ttou, &old); err == nil {
+		defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	}
-	_ = unix.IoctlSetInt(s.fd, excl, 0)
+	// Only what the run changed: the terminal may have a foreground job
+	// of its own by now.
+	if cur, err := unix.IoctlGetTermios(s.fd, unix.TCGETS); err == nil && *cur != s.termios {
+		// TCSETS, not TCSETSW: a terminal whose output the command
+		// stopped (IXON and ^S) would never drain.
+		_ = unix.IoctlSetTermios(s.fd, unix.TCSETS, &s.termios)
+	}
+	if cur, err := unix.IoctlGetInt(s.fd, unix.TIOCGEXCL); err == nil && (cur != 0) != s.excl {
+		excl := uint(unix.TIOCNXCL)
+		if s.excl {
+			excl = unix.TIOCEXCL
+		}
+		_ = unix.IoctlSetInt(s.fd, excl, 0)
+	}
 	_, _ = unix.FcntlInt(uintptr(s.fd), unix.F_SETFL, s.flags)
-	unix.Close(s.fd)
 }

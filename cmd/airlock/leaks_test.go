@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -93,5 +96,44 @@ func TestRunRestoresTerminal(t *testing.T) {
 	control.Stdin = slave
 	if out, err := control.CombinedOutput(); err != nil || lflag() == before {
 		t.Fatalf("control: stty on the host left the terminal as it was (%v): %s", err, out)
+	}
+}
+
+// airlock run as a background job of a shell whose controlling terminal
+// is its stdin: the command changes the terminal's modes, and airlock
+// puts them back without being stopped by SIGTTOU (wait would then say
+// status 150). The shell is a session leader on a fresh pty, with job
+// control, so the job runs in a background process group.
+func TestRunRestoresTerminalInBackground(t *testing.T) {
+	bin := buildAirlock(t)
+	ws := t.TempDir()
+	_, slave := sandboxtest.OpenPTY(t)
+	lflag := func() uint32 {
+		tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tio.Lflag
+	}
+	before := lflag()
+	script := `set -m; "$1" run --workspace "$2" -- sh -c 'stty raw -echo && echo changed' & wait $!; echo "status $?"`
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script, "probe", bin, ws)
+	cmd.Stdin = slave
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("shell: %v: %s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "changed") {
+		t.Fatalf("the command did not change the terminal: %s", out.String())
+	}
+	if !strings.Contains(out.String(), "status 0") {
+		t.Errorf("airlock did not end normally in the background: %s", out.String())
+	}
+	if after := lflag(); after != before {
+		t.Errorf("terminal modes changed by the run: lflag %#x, was %#x", after, before)
 	}
 }
