@@ -4,6 +4,8 @@ import (
 	"net"
 	"strconv"
 	"sync"
+
+	"github.com/airlockhq/airlock/internal/visible"
 )
 
 // Protocols of a Denial.
@@ -36,7 +38,8 @@ func (d Denial) Target() string {
 }
 
 // String is the line an agent reads on the run's stderr, after
-// "airlock: ": "blocked connect to evil.example:443 (not in allowlist)".
+// "airlock: ": "blocked connect to evil.example:443 (not in allowlist)";
+// always one line.
 func (d Denial) String() string {
 	verb := "blocked connect to "
 	switch d.Protocol {
@@ -47,7 +50,9 @@ func (d Denial) String() string {
 	case ProtoICMP:
 		verb = "blocked ICMP to "
 	}
-	return verb + d.Target() + " (" + d.Reason + ")"
+	// The target is a name the sandbox asked for: escaped, it cannot end
+	// the line or send the terminal a sequence.
+	return verb + visible.Text(d.Target()) + " (" + visible.Text(d.Reason) + ")"
 }
 
 // maxDenials caps the distinct denials one run keeps: a program that

@@ -88,10 +88,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		mounts = append(mounts, linux.Mount{Kind: linux.MountMask, Target: m})
 	}
 	mounts = append(mounts, devMounts(s.Budgets.Scratch)...)
-	mounts = append(mounts, linux.Mount{Kind: linux.MountProc, Target: "/proc"})
-	for _, sub := range []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"} {
-		mounts = append(mounts, linux.Mount{Kind: linux.MountReadOnly, Target: sub, Optional: true})
-	}
+	mounts = append(mounts, procMounts()...)
 
 	// Read-only roots beneath which a deny entry can match get a rule
 	// per entry present now (denyexpand.go).

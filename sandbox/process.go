@@ -56,6 +56,9 @@ type Process struct {
 	done       chan struct{}
 	runID      string
 	protected  []protectedState
+	// The state of a terminal the command gets as stdin, put back when
+	// the run ends (see terminal.go).
+	term *terminalState
 
 	// The egress gateway of a run with network "allow" or "all" (see
 	// egress.go); gwMu, not mu, guards gw, since the gateway starts
@@ -253,6 +256,7 @@ func (p *Process) spawn() error {
 		go p.copyOutput(r, w)
 	}
 
+	p.term = saveTerminal(p.cmd.Stdin)
 	if err := c.Start(); err != nil {
 		return &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
 	}
@@ -568,8 +572,11 @@ func (p *Process) reapLocked() {
 	p.copiers.Wait()
 }
 
-// cleanupLocked kills anything left in the run's cgroup and removes it.
+// cleanupLocked puts back the terminal, kills anything left in the run's
+// cgroup and removes it.
 func (p *Process) cleanupLocked() error {
+	p.term.restore()
+	p.term = nil
 	p.closeGateway()
 	p.closeDenyWatch()
 	for _, f := range p.pipes {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/profile"
 )
 
@@ -68,9 +69,9 @@ func (r Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "level: %s\n", r.Level)
 	for _, s := range r.Guarantees {
-		fmt.Fprintf(&b, "  %-21s %-12s %s", s.Guarantee, s.Status, s.Mechanism)
+		fmt.Fprintf(&b, "  %-21s %-12s %s", s.Guarantee, s.Status, visible.Text(s.Mechanism))
 		if s.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", s.Reason)
+			fmt.Fprintf(&b, " (%s)", visible.Text(s.Reason))
 		}
 		b.WriteByte('\n')
 	}

@@ -14,9 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"unicode"
 
 	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/internal/visible"
 )
 
 // auditOptions are the parsed flags of 'airlock audit'.
@@ -187,17 +187,10 @@ func formatEvent(e audit.Event) string {
 	return strings.Join(parts, "  ")
 }
 
-// printable returns s unchanged if every rune in it is printable, and as a
-// Go-quoted string otherwise, so that no escape sequence or newline from
-// the log reaches the terminal.
-func printable(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) || r == unicode.ReplacementChar {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
+// printable returns s as a terminal may show it: unchanged if every rune
+// in it is printable, else Go-quoted (see internal/visible), so that no
+// escape sequence or newline from the log reaches the terminal.
+func printable(s string) string { return visible.Text(s) }
 
 // joinInts lists at most limit numbers, then says how many more there are.
 func joinInts(ns []int, limit int) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -37,7 +38,7 @@ Flags:
 	}
 	p, err := pf.build()
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock:", err)
+		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return 2
 	}
 	rep := sandbox.ReportFor(p)
@@ -63,7 +64,7 @@ Flags:
 		}
 	} else {
 		h := rep.Host
-		fmt.Fprintf(stdout, "host\n  kernel           %s (%s)\n  uid              %d\n", h.Kernel, h.Arch, h.UID)
+		fmt.Fprintf(stdout, "host\n  kernel           %s (%s)\n  uid              %d\n", visible.Text(h.Kernel), h.Arch, h.UID)
 		fmt.Fprintf(stdout, "  user namespaces  %s\n", yesNo(h.UserNamespaces, h.UserNSReason))
 		landlock := fmt.Sprintf("ABI %d", h.LandlockABI)
 		if h.LandlockABI == 0 {
@@ -73,19 +74,19 @@ Flags:
 		for _, f := range h.LandlockFeatures {
 			state := "yes"
 			if !f.Enforced {
-				state = "no: " + f.Reason
+				state = "no: " + visible.Text(f.Reason)
 			}
 			fmt.Fprintf(stdout, "    %-20s (ABI %d) %s\n", f.Name, f.MinABI, state)
 		}
 		fmt.Fprintf(stdout, "  seccomp          %s\n", yesNo(h.Seccomp, h.SeccompReason))
 		for _, b := range h.SeccompBlocked {
-			fmt.Fprintf(stdout, "    %s\n", b)
+			fmt.Fprintf(stdout, "    %s\n", visible.Text(b))
 		}
 		fmt.Fprintf(stdout, "  cgroups          %s, %s\n", h.CgroupMode, yesNo(h.CgroupWritable, h.CgroupReason))
 		fmt.Fprintf(stdout, "profile %s (fingerprint %.12s)\n", p.Spec().Preset, p.Fingerprint())
 		fmt.Fprint(stdout, rep.String())
 		if runErr != nil {
-			fmt.Fprintln(stdout, "cannot run:", runErr)
+			fmt.Fprintln(stdout, "cannot run:", visible.Text(runErr.Error()))
 		}
 	}
 	if runErr != nil {
@@ -101,5 +102,5 @@ func yesNo(ok bool, why string) string {
 	if why == "" {
 		return "no"
 	}
-	return "no: " + why
+	return "no: " + visible.Text(why)
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // subcommand is one entry of the CLI: its one-line summary and its entry
@@ -30,6 +32,13 @@ func subcommands() map[string]subcommand {
 }
 
 func main() {
+	// What airlock's caller left open without close-on-exec (a shell's
+	// "exec 7>>file", a make jobserver) is no business of the sandboxed
+	// command: marked here, not even the stage-2 helper receives it. The
+	// helper marks them again itself, for programs that use package
+	// sandbox directly. 4 is CLOSE_RANGE_CLOEXEC; a kernel without it
+	// (before 5.11) leaves the work to the helper.
+	_ = unix.CloseRange(3, ^uint(0), 4)
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -68,12 +69,12 @@ Flags:
 	}
 	p, err := pf.build()
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock:", err)
+		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
 	ex, err := newRunExecutor(p, *grantTok, *execID)
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock:", err)
+		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
 
@@ -97,7 +98,7 @@ Flags:
 			path = audit.DefaultPath()
 		}
 		if log, err = audit.Open(path); err != nil {
-			fmt.Fprintln(stderr, "airlock:", err)
+			fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 			return exitSetup
 		}
 		defer log.Close()
@@ -113,11 +114,11 @@ Flags:
 	}, sigs)
 	if log != nil {
 		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err); aerr != nil {
-			fmt.Fprintln(stderr, "airlock: audit:", aerr)
+			fmt.Fprintln(stderr, "airlock: audit:", visible.Text(aerr.Error()))
 		}
 	}
 	if err != nil && res == nil {
-		fmt.Fprintln(stderr, "airlock:", err)
+		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		switch {
 		case errors.Is(err, sandbox.ErrCommandNotFound):
 			return exitNotFound
@@ -127,18 +128,20 @@ Flags:
 		return exitSetup
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock: warning:", err)
+		fmt.Fprintln(stderr, "airlock: warning:", visible.Text(err.Error()))
 	}
 	if *report != "" {
 		if werr := writeReport(*report, res); werr != nil {
-			fmt.Fprintln(stderr, "airlock: write report:", werr)
+			fmt.Fprintln(stderr, "airlock: write report:", visible.Text(werr.Error()))
 		}
 	}
 	for _, d := range res.Denials {
 		if d.Kind == "network" {
 			continue // the egress layer said so on stderr as it happened
 		}
-		fmt.Fprintf(stderr, "airlock: %s: %s (%s)\n", d.Kind, d.Reason, d.Target)
+		// Targets are names the command chose (a file it created, a
+		// quarantined path): escaped, a newline in one cannot forge a line.
+		fmt.Fprintf(stderr, "airlock: %s: %s (%s)\n", visible.Text(d.Kind), visible.Text(d.Reason), visible.Text(d.Target))
 	}
 	return exitStatus(res)
 }

@@ -61,6 +61,10 @@ func Stage2() {
 	// ones the command inherits.
 	runtime.LockOSThread()
 	unix.CloseOnExec(errorFD)
+	// Before anything else, so no later step can forget one: descriptors
+	// the supervisor inherited from its own caller reach only this
+	// helper, never the command (see CloseInheritedOnExec).
+	fail("inherited descriptors", CloseInheritedOnExec())
 
 	cfg, err := readConfig()
 	fail("read config", err)
@@ -118,6 +122,13 @@ func Stage2() {
 	fail("find command", err)
 	fail("drop capabilities", dropCapabilities())
 	fail("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+	if listener >= 0 {
+		// The broker will hand the command sockets of the host's network
+		// namespace, whose interface ioctls describe the host's network.
+		prog, err := seccomp.BuildHostSocketIoctls(runtime.GOARCH)
+		fail("host socket ioctls", err)
+		fail("host socket ioctls", seccomp.Install(prog))
+	}
 	if cfg.Seccomp {
 		prog, err := seccomp.Build(runtime.GOARCH)
 		fail("seccomp", err)
