@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlockhq/airlock/internal/sandboxtest"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -45,13 +46,9 @@ func TestProtectedPaths(t *testing.T) {
 		if now, err := os.ReadFile(config); err == nil && strings.Contains(string(now), "fsmonitor") {
 			t.Errorf("swapped .git left a config with fsmonitor on the host")
 		}
-		if len(res.Denials) == 0 {
-			t.Error("no denial reported for the swapped .git")
-		}
-		// Restore the repository for the next case.
-		os.RemoveAll(filepath.Join(ws, ".git"))
-		if err := os.Rename(filepath.Join(ws, ".git-old"), filepath.Join(ws, ".git")); err != nil {
-			t.Fatal(err)
+		// .git is a mount point in the view: the move itself fails.
+		if sandboxtest.Exists(filepath.Join(ws, ".git-old")) {
+			t.Errorf(".git was moved aside on the host (denials %+v)", res.Denials)
 		}
 	})
 	t.Run("create missing", func(t *testing.T) {

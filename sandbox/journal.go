@@ -1,0 +1,176 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/profile"
+)
+
+// runJournal is what the end-of-run check of one run needs, written
+// before the helper starts under the host user's state directory. The
+// supervisor holds an exclusive lock on it for the whole run and removes
+// it once the check has passed. A supervisor that dies first (SIGKILL
+// from a harness, SIGPIPE in `airlock run ... | head`) leaves it
+// unlocked; the next start (FinishInterruptedRuns) runs the check then,
+// before it reads anything from a workspace (.airlock/).
+type runJournal struct {
+	RunID     string           `json:"run_id"`
+	Workspace string           `json:"workspace"`
+	Globs     []string         `json:"globs,omitempty"`
+	Roots     []rootState      `json:"roots"`
+	States    []protectedState `json:"states"`
+
+	file *os.File // open and locked while the run lasts
+}
+
+// journalDir is where run journals live: $XDG_STATE_HOME/airlock/runs,
+// else ~/.local/state/airlock/runs of the host user.
+func journalDir() (string, error) {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil || !filepath.IsAbs(home) {
+			return "", errors.New("no home directory for the run journal; set XDG_STATE_HOME")
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "airlock", "runs"), nil
+}
+
+// checkJournalDir refuses a journal directory the sandbox could write: a
+// journal planted there would make the next start move or chmod paths of
+// its choosing.
+func checkJournalDir(dir string, writable []string) error {
+	for _, w := range writable {
+		if profile.Within(w, dir) || profile.Within(dir, w) {
+			return fmt.Errorf("the run journal directory %s is inside the writable path %s; set XDG_STATE_HOME to a directory the sandbox cannot write", dir, w)
+		}
+	}
+	return nil
+}
+
+// create writes the journal and keeps it locked.
+func (j *runJournal) create(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("run journal: %w", err)
+	}
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, j.RunID+".json")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("run journal: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("run journal: lock: %w", err)
+	}
+	if _, err := f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("run journal: %w", err)
+	}
+	j.file = f
+	return nil
+}
+
+// finish removes the journal of a run whose check passed, and unlocks it.
+func (j *runJournal) finish() {
+	if j.file == nil {
+		return
+	}
+	os.Remove(j.file.Name())
+	j.file.Close()
+	j.file = nil
+}
+
+// release unlocks the journal but leaves it, for the next start to
+// check again.
+func (j *runJournal) release() {
+	if j.file != nil {
+		j.file.Close()
+		j.file = nil
+	}
+}
+
+// FinishInterruptedRuns runs the end-of-run check of every run whose
+// supervisor died before it could (its journal is left and unlocked).
+// Executor.New calls it; a program that reads workspace files before
+// making an Executor (airlock run reads .airlock/) calls it first, so a
+// file an interrupted run planted there is moved aside before it is
+// read. The error names what could not be checked; such a workspace must
+// be looked at before anything runs in it.
+func FinishInterruptedRuns() ([]Denial, error) {
+	dir, err := journalDir()
+	if err != nil {
+		return nil, nil // no journal could have been written either
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: read the run journals in %s: %w", ErrProtectCheck, dir, err)
+	}
+	var denials []Denial
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		d, err := finishJournal(filepath.Join(dir, e.Name()))
+		denials = append(denials, d...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return denials, errors.Join(errs...)
+}
+
+func finishJournal(path string) ([]Denial, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil // finished by someone else meanwhile
+		}
+		return nil, fmt.Errorf("%w: run journal %s: %w", ErrProtectCheck, path, err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return nil, nil // its run is still going
+	}
+	var s unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &s); err != nil || s.Nlink == 0 {
+		return nil, nil // removed by its run just before the lock
+	}
+	if s.Uid != uint32(os.Geteuid()) || s.Mode&0o077 != 0 {
+		return nil, fmt.Errorf("%w: run journal %s is not this user's private file; remove it", ErrProtectCheck, path)
+	}
+	var j runJournal
+	data, err := readLimited(f, 16<<20)
+	if err == nil {
+		err = json.Unmarshal(data, &j)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: run journal %s: %w; remove it once the workspace has been looked at", ErrProtectCheck, path, err)
+	}
+	denials, err := checkProtected(&j)
+	if err != nil {
+		return denials, fmt.Errorf("interrupted run %s: %w", j.RunID, err)
+	}
+	os.Remove(path)
+	return denials, nil
+}
