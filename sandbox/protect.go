@@ -286,8 +286,8 @@ func checkOne(root int, rootPath string, st protectedState, runID string) (*Deni
 func stateAt(root, ri int, rel string) (protectedState, error) {
 	st := protectedState{Root: ri, Rel: rel}
 	parent, chain, err := walkParent(root, rel)
-	if errors.Is(err, unix.ENOENT) {
-		return st, nil
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return st, nil // a component above is missing or is a file
 	}
 	if err != nil {
 		return st, err
