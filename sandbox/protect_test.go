@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/airlockhq/airlock/internal/sandboxtest"
+	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -137,5 +138,25 @@ func TestProtectedHooksPath(t *testing.T) {
 				t.Fatal("control: the unsandboxed script did not write the hook")
 			}
 		})
+	}
+}
+
+// TestReportProtectedPaths: the Report says protected paths are only
+// degraded (absent names can be created during the run), so the level
+// of a run with a writable workspace is never full; a read-only
+// workspace without write paths does not apply it.
+func TestReportProtectedPaths(t *testing.T) {
+	ex, _ := newExecutor(t, nil)
+	r := ex.Report()
+	st := r.Status(profile.ProtectedPaths)
+	if st.Status != sandbox.Degraded || st.Reason == "" {
+		t.Errorf("protected-paths: %+v; want degraded with a reason", st)
+	}
+	if r.Level == sandbox.LevelFull {
+		t.Errorf("level full with protected paths degraded:\n%s", r)
+	}
+	ro, _ := newExecutor(t, func(s *profile.Spec) { s.ReadOnlyWorkspace = true })
+	if st := ro.Report().Status(profile.ProtectedPaths); st.Status != sandbox.NotApplied {
+		t.Errorf("read-only workspace: protected-paths %+v; want not_applied", st)
 	}
 }

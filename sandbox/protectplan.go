@@ -126,3 +126,26 @@ func (p *Process) finishProtection() ([]Denial, error) {
 	j.finish()
 	return denials, nil
 }
+
+// protectedPathsStatus is the Report's line for protected paths. What
+// exists at the start is kept from the run by mounts; a protected name
+// that does not exist yet can be created during the run and is moved
+// aside only when it ends (or by the next start, if the supervisor
+// died), so host tools that run meanwhile can act on it. Refusing its
+// creation needs a seccomp guard on entry-creating calls, which this
+// version does not have: the line is degraded wherever anything is
+// writable.
+func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
+	st := GuaranteeStatus{Guarantee: profile.ProtectedPaths}
+	switch {
+	case s.ReadOnlyWorkspace && len(s.Filesystem.Write) == 0:
+		st.Status, st.Reason = NotApplied, "nothing the host can see is writable"
+	case !h.UserNamespaces:
+		st.Status, st.Reason = Unavailable, "user namespaces unavailable: "+h.UserNSReason
+	default:
+		st.Status = Degraded
+		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; journaled end-of-run check"
+		st.Reason = "a protected name absent at start (.git in a workspace without one, a new nested repository, .vscode, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs during the run can act on it; the workspace's own mode and owner are put back at the end, not held"
+	}
+	return st
+}
