@@ -75,7 +75,8 @@ func (j *runJournal) create(dir string) error {
 		os.Remove(path)
 		return fmt.Errorf("run journal: lock: %w", err)
 	}
-	if _, err := f.Write(data); err == nil {
+	_, err = f.Write(data)
+	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
