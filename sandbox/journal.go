@@ -30,27 +30,68 @@ type runJournal struct {
 	file *os.File // open and locked while the run lasts
 }
 
-// journalDir is where run journals live: $XDG_STATE_HOME/airlock/runs,
-// else ~/.local/state/airlock/runs of the host user.
-func journalDir() (string, error) {
+// journalDirs are where run journals may live, in order of preference:
+// $XDG_STATE_HOME/airlock/runs (else ~/.local/state/airlock/runs) of the
+// host user, then $XDG_RUNTIME_DIR/airlock/runs, then airlock-UID/runs
+// under the system temp directory. A run uses the first one no writable
+// path of its profile holds (a journal planted there would make the next
+// start move or chmod paths of the sandbox's choosing); the next start
+// looks in all of them.
+func journalDirs() []string {
+	var dirs []string
 	base := os.Getenv("XDG_STATE_HOME")
 	if base == "" || !filepath.IsAbs(base) {
-		home, err := os.UserHomeDir()
-		if err != nil || !filepath.IsAbs(home) {
-			return "", errors.New("no home directory for the run journal; set XDG_STATE_HOME")
+		if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+			base = filepath.Join(home, ".local", "state")
 		}
-		base = filepath.Join(home, ".local", "state")
 	}
-	return filepath.Join(base, "airlock", "runs"), nil
+	if base != "" {
+		dirs = append(dirs, filepath.Join(base, "airlock", "runs"))
+	}
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		dirs = append(dirs, filepath.Join(rt, "airlock", "runs"))
+	}
+	return append(dirs, filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Geteuid()), "runs"))
 }
 
-// checkJournalDir refuses a journal directory the sandbox could write: a
-// journal planted there would make the next start move or chmod paths of
-// its choosing.
-func checkJournalDir(dir string, writable []string) error {
-	for _, w := range writable {
-		if profile.Within(w, dir) || profile.Within(dir, w) {
-			return fmt.Errorf("the run journal directory %s is inside the writable path %s; set XDG_STATE_HOME to a directory the sandbox cannot write", dir, w)
+// pickJournalDir returns the first journal directory outside every
+// writable path, made private to this user.
+func pickJournalDir(writable []string) (string, error) {
+	for _, dir := range journalDirs() {
+		inside := false
+		for _, w := range writable {
+			if profile.Within(w, dir) || profile.Within(dir, w) {
+				inside = true
+			}
+		}
+		if inside {
+			continue
+		}
+		if err := privateDir(dir); err != nil {
+			continue
+		}
+		return dir, nil
+	}
+	return "", fmt.Errorf("every place for the run journal (%s) is inside a writable path; set XDG_STATE_HOME to a directory the sandbox cannot write", strings.Join(journalDirs(), ", "))
+}
+
+// privateDir makes dir (and its parent, for the temp-directory case) if
+// missing, and checks it is a real directory owned by this user that no
+// one else can write.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		var s unix.Stat_t
+		if err := unix.Lstat(d, &s); err != nil {
+			return err
+		}
+		if s.Mode&unix.S_IFMT != unix.S_IFDIR || s.Uid != uint32(os.Geteuid()) || (d == dir && s.Mode&0o077 != 0) {
+			return fmt.Errorf("%s is not a private directory of this user", d)
 		}
 	}
 	return nil
@@ -115,27 +156,29 @@ func (j *runJournal) release() {
 // read. The error names what could not be checked; such a workspace must
 // be looked at before anything runs in it.
 func FinishInterruptedRuns() ([]Denial, error) {
-	dir, err := journalDir()
-	if err != nil {
-		return nil, nil // no journal could have been written either
-	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: read the run journals in %s: %w", ErrProtectCheck, dir, err)
-	}
 	var denials []Denial
 	var errs []error
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
+	for _, dir := range journalDirs() {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		d, err := finishJournal(filepath.Join(dir, e.Name()))
-		denials = append(denials, d...)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("%w: read the run journals in %s: %w", ErrProtectCheck, dir, err))
+			continue
+		}
+		if privateDir(dir) != nil {
+			continue // not ours: never act on what it holds
+		}
+		for _, e := range entries {
+			if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			d, err := finishJournal(filepath.Join(dir, e.Name()))
+			denials = append(denials, d...)
+			if err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return denials, errors.Join(errs...)

@@ -95,10 +95,7 @@ func (p *Process) startProtection() error {
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
 	}
 	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states}
-	dir, err := journalDir()
-	if err == nil {
-		err = checkJournalDir(dir, pl.roots)
-	}
+	dir, err := pickJournalDir(pl.roots)
 	if err == nil {
 		err = j.create(dir)
 	}
