@@ -41,7 +41,7 @@ type gitProtection struct {
 // gitWalkLimit bounds the directory entries the start of a run looks at
 // per writable tree, to find nested repositories (sub/.git) and
 // submodule git directories.
-const gitWalkLimit = 50000
+const gitWalkLimit = 20000
 
 // gitDirParts are the entries of a git directory that git reads for
 // config, hooks or attributes, or that point it at another directory.
