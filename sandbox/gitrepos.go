@@ -1,11 +1,15 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/binary"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/airlockhq/airlock/profile"
 )
@@ -105,31 +109,58 @@ func discoverGit(roots []string, home string, getenv func(string) string) gitPro
 	return d.out
 }
 
-// walk looks for .git entries under dir, without following symlinks
-// and without descending into git directories.
+// walk looks for .git entries under dir, breadth first, without
+// following symlinks and without descending into git directories. It
+// reads directories with getdents into one buffer and allocates only
+// for directories it will enter: every run pays for it.
 func (d *gitDiscovery) walk(dir string) {
+	buf := make([]byte, 32<<10)
 	queue := []string{dir}
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		entries, err := os.ReadDir(cur)
+		fd, err := unix.Open(cur, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
-		for _, e := range entries {
-			if d.budget--; d.budget < 0 {
-				d.out.truncated = true
-				return
+		for {
+			n, err := unix.Getdents(fd, buf)
+			if err != nil || n <= 0 {
+				break
 			}
-			path := filepath.Join(cur, e.Name())
-			if e.Name() == ".git" {
-				d.repo(cur, path, e.Type())
-				continue
-			}
-			if e.IsDir() {
-				queue = append(queue, path)
+			for off := 0; off < n; {
+				// struct linux_dirent64: ino, off (8 bytes each), reclen
+				// (2), type (1), name (NUL-terminated).
+				reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+				typ := buf[off+18]
+				name := buf[off+19 : off+reclen]
+				if i := bytes.IndexByte(name, 0); i >= 0 {
+					name = name[:i]
+				}
+				off += reclen
+				if d.budget--; d.budget < 0 {
+					d.out.truncated = true
+					unix.Close(fd)
+					return
+				}
+				switch {
+				case string(name) == "." || string(name) == "..":
+				case string(name) == ".git":
+					path := filepath.Join(cur, ".git")
+					if fi, err := os.Lstat(path); err == nil {
+						d.repo(cur, path, fi.Mode().Type())
+					}
+				case typ == unix.DT_DIR:
+					queue = append(queue, filepath.Join(cur, string(name)))
+				case typ == unix.DT_UNKNOWN:
+					path := filepath.Join(cur, string(name))
+					if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+						queue = append(queue, path)
+					}
+				}
 			}
 		}
+		unix.Close(fd)
 	}
 }
 
