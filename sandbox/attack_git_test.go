@@ -140,6 +140,11 @@ func TestAttackGitRepositories(t *testing.T) {
 			repos:  []string{"."},
 		},
 		{
+			name:   "new-nested-repository",
+			script: `mkdir -p deep/new && git init -q deep/new && git -C deep/new config core.fsmonitor "$fsm"; git init -q --separate-git-dir="$PWD/deep/gd" deep/other && git -C deep/other config core.fsmonitor "$fsm"`,
+			repos:  []string{"deep/new", "deep/other"},
+		},
+		{
 			name:      "allow-write-repository",
 			writeRoot: true,
 			script:    `cd "$extra" && git config core.fsmonitor "$fsm"; mk .git/hooks/pre-commit; mv .git .git.old && cp -r .git.old .git && git config core.fsmonitor "$fsm"`,

@@ -36,9 +36,12 @@ type gitProtection struct {
 	// directory a config names, an include target, a submodule's config
 	// yet to be made. The end-of-run check looks at them.
 	absent []string
+	// dotgits are the .git entries the walk found; the end of the run
+	// walks again and checks every .git that was not there.
+	dotgits []string
 	// truncated is set when a writable tree held more than
-	// gitWalkLimit entries: repositories deeper than the walk reached
-	// are not protected (the end-of-run check still covers their names).
+	// gitWalkLimit entries: repositories beyond the walk's reach are
+	// not protected.
 	truncated bool
 }
 
@@ -59,6 +62,7 @@ type gitDiscovery struct {
 	// worktrees are the working trees of the repositories found, for a
 	// relative core.hooksPath in a global or system config.
 	worktrees []string
+	dotgits   []string
 	budget    int
 }
 
@@ -103,17 +107,32 @@ func discoverGit(roots []string, home string, getenv func(string) string) gitPro
 		d.protect(g)
 		d.config(g, d.worktrees, 0)
 	}
+	d.out.dotgits = d.dotgits
 	d.out.readOnly = uniqueSorted(d.out.readOnly)
 	d.out.pins = uniqueSorted(d.out.pins)
 	d.out.absent = uniqueSorted(d.out.absent)
 	return d.out
 }
 
-// walk looks for .git entries under dir, breadth first, without
-// following symlinks and without descending into git directories. It
-// reads directories with getdents into one buffer and allocates only
-// for directories it will enter: every run pays for it.
+// walk finds the repositories under dir.
 func (d *gitDiscovery) walk(dir string) {
+	if !walkDotGit(dir, &d.budget, func(wt, path string) {
+		d.dotgits = append(d.dotgits, path)
+		if fi, err := os.Lstat(path); err == nil {
+			d.repo(wt, path, fi.Mode().Type())
+		}
+	}) {
+		d.out.truncated = true
+	}
+}
+
+// walkDotGit calls visit for every entry named .git under dir (with the
+// directory holding it), breadth first, without following symlinks and
+// without descending into git directories, until budget entries have
+// been looked at (then it returns false). It reads directories with
+// getdents into one buffer and allocates only for directories it will
+// enter: every run pays for it, at its start and at its end.
+func walkDotGit(dir string, budget *int, visit func(wt, path string)) bool {
 	buf := make([]byte, 32<<10)
 	queue := []string{dir}
 	for len(queue) > 0 {
@@ -138,18 +157,14 @@ func (d *gitDiscovery) walk(dir string) {
 					name = name[:i]
 				}
 				off += reclen
-				if d.budget--; d.budget < 0 {
-					d.out.truncated = true
+				if *budget--; *budget < 0 {
 					unix.Close(fd)
-					return
+					return false
 				}
 				switch {
 				case string(name) == "." || string(name) == "..":
 				case string(name) == ".git":
-					path := filepath.Join(cur, ".git")
-					if fi, err := os.Lstat(path); err == nil {
-						d.repo(cur, path, fi.Mode().Type())
-					}
+					visit(cur, filepath.Join(cur, ".git"))
 				case typ == unix.DT_DIR:
 					queue = append(queue, filepath.Join(cur, string(name)))
 				case typ == unix.DT_UNKNOWN:
@@ -162,6 +177,7 @@ func (d *gitDiscovery) walk(dir string) {
 		}
 		unix.Close(fd)
 	}
+	return true
 }
 
 // repo handles the .git entry of the working tree wt.

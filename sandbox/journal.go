@@ -26,6 +26,7 @@ type runJournal struct {
 	Globs     []string         `json:"globs,omitempty"`
 	Roots     []rootState      `json:"roots"`
 	States    []protectedState `json:"states"`
+	DotGits   []string         `json:"dot_gits,omitempty"`
 
 	file *os.File // open and locked while the run lasts
 }

@@ -53,7 +53,10 @@ type protectPlan struct {
 	// pins are the present paths that are pinned (git directories),
 	// not read-only.
 	pins []string
-	ws   string
+	// dotgits are the .git entries in the writable trees at compile; a
+	// .git the end of the run finds elsewhere is checked as created.
+	dotgits []string
+	ws      string
 }
 
 // protectedState is one checked path at the start of the run: Rel inside
@@ -179,6 +182,24 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 				}
 			}
 		}
+	}
+	// A new repository anywhere in a writable tree (mkdir -p a/b && git
+	// init a/b): a .git that was not there at the start.
+	had := map[string]bool{}
+	for _, p := range j.DotGits {
+		had[p] = true
+	}
+	for ri, r := range j.Roots {
+		if rootFDs[ri] < 0 {
+			continue
+		}
+		budget := gitWalkLimit
+		walkDotGit(r.Path, &budget, func(_, path string) {
+			if i, rel := rootOf(rootPaths(j.Roots), path); i == ri && !had[path] {
+				states = append(states, protectedState{Root: ri, Rel: rel})
+				had[path] = true
+			}
+		})
 	}
 	for _, st := range states {
 		if st.Root >= len(rootFDs) || rootFDs[st.Root] < 0 {

@@ -47,6 +47,7 @@ func planProtection(s profile.Spec) protectPlan {
 	pl.present = uniqueSorted(pl.present)
 	pl.absent = uniqueSorted(pl.absent)
 	pl.pins = git.pins
+	pl.dotgits = git.dotgits
 	return pl
 }
 
@@ -94,7 +95,7 @@ func (p *Process) startProtection() error {
 	if err != nil {
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
 	}
-	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states}
+	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits}
 	dir, err := pickJournalDir(pl.roots)
 	if err == nil {
 		err = j.create(dir)
