@@ -145,6 +145,11 @@ func TestAttackGitRepositories(t *testing.T) {
 			repos:  []string{"deep/new", "deep/other"},
 		},
 		{
+			name:   "fake-worktree-gitfile",
+			script: `cp -r .git evil && git --git-dir=evil config core.fsmonitor "$fsm"; mkdir -p evil/worktrees/w sub && echo ../.. > evil/worktrees/w/commondir && cp .git/HEAD evil/worktrees/w/HEAD && echo "$PWD/sub/.git" > evil/worktrees/w/gitdir && echo "gitdir: $PWD/evil/worktrees/w" > sub/.git`,
+			repos:  []string{"sub"},
+		},
+		{
 			name:      "allow-write-repository",
 			writeRoot: true,
 			script:    `cd "$extra" && git config core.fsmonitor "$fsm"; mk .git/hooks/pre-commit; mv .git .git.old && cp -r .git.old .git && git config core.fsmonitor "$fsm"`,

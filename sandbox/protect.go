@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -205,7 +203,7 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 		if st.Root >= len(rootFDs) || rootFDs[st.Root] < 0 {
 			continue // its root failed above
 		}
-		d, err := checkOne(rootFDs[st.Root], j.Roots[st.Root].Path, st, j.RunID)
+		d, err := checkOne(rootFDs[st.Root], j.Roots[st.Root].Path, st, j.RunID, had)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -258,7 +256,7 @@ func checkRoot(r rootState) ([]Denial, int, error) {
 
 // checkOne looks at one protected path and moves it aside if the run may
 // have made it.
-func checkOne(root int, rootPath string, st protectedState, runID string) (*Denial, error) {
+func checkOne(root int, rootPath string, st protectedState, runID string, had map[string]bool) (*Denial, error) {
 	path := filepath.Join(rootPath, st.Rel)
 	parent, chain, err := walkParent(root, st.Rel)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
@@ -291,8 +289,11 @@ func checkOne(root int, rootPath string, st protectedState, runID string) (*Deni
 	if st.Existed {
 		what = "reached during the run through a directory moved above it"
 	}
-	if base == ".git" && s.Mode&unix.S_IFMT == unix.S_IFDIR && freshGitDir(parent, base) {
-		return nil, nil // what `git init` writes into a repository the run created
+	if freshGitCreation(parent, base, s.Mode&unix.S_IFMT == unix.S_IFDIR) {
+		return nil, nil // what git init, clone or worktree add make
+	}
+	if base == ".git" && s.Mode&unix.S_IFMT == unix.S_IFREG && freshGitFile(root, rootPath, st.Rel, had) {
+		return nil, nil // git worktree add, a submodule's checkout
 	}
 	aside := base + ".airlock-quarantine-" + runID
 	reason := fmt.Sprintf("protected path %s; moved to %s", what, aside)
@@ -419,98 +420,6 @@ func rootPaths(rs []rootState) []string {
 	return out
 }
 
-// freshGitDir accepts a git directory the run created when it is what
-// `git init` (and ordinary use after it) makes: hooks holding only git's
-// inert *.sample files, a config with only keys that never run a program,
-// info/ with only exclude, and no commondir, config.worktree, modules or
-// worktrees, which would point git at other directories. Everything is
-// read beneath parent without following symlinks; anything unreadable
-// is not accepted.
-func freshGitDir(parent int, name string) bool {
-	dir, err := openBeneath(parent, name, unix.O_RDONLY|unix.O_DIRECTORY)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(dir)
-	for _, absent := range []string{"commondir", "config.worktree", "modules", "worktrees", "gitdir"} {
-		var s unix.Stat_t
-		if err := unix.Fstatat(dir, absent, &s, unix.AT_SYMLINK_NOFOLLOW); !errors.Is(err, unix.ENOENT) {
-			return false
-		}
-	}
-	onlyRegular := func(sub string, ok func(string) bool) bool {
-		names, err := readDirBeneath(dir, sub)
-		if errors.Is(err, unix.ENOENT) {
-			return true
-		}
-		if err != nil {
-			return false
-		}
-		for _, n := range names {
-			var s unix.Stat_t
-			if unix.Fstatat(dir, sub+"/"+n, &s, unix.AT_SYMLINK_NOFOLLOW) != nil || s.Mode&unix.S_IFMT != unix.S_IFREG || !ok(n) {
-				return false
-			}
-		}
-		return true
-	}
-	if !onlyRegular("hooks", func(n string) bool { return strings.HasSuffix(n, ".sample") }) ||
-		!onlyRegular("info", func(n string) bool { return n == "exclude" }) {
-		return false
-	}
-	cfg, err := openBeneath(dir, "config", unix.O_RDONLY)
-	if errors.Is(err, unix.ENOENT) {
-		return true
-	}
-	if err != nil {
-		return false
-	}
-	f := os.NewFile(uintptr(cfg), "config")
-	defer f.Close()
-	data, err := readLimited(f, 1<<20)
-	return err == nil && gitConfigInert(data)
-}
-
-func openBeneath(dir int, rel string, flags int) (int, error) {
-	return unix.Openat2(dir, rel, &unix.OpenHow{
-		Flags:   uint64(flags | unix.O_CLOEXEC | unix.O_NOFOLLOW),
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-}
-
-func readDirBeneath(dir int, rel string) ([]string, error) {
-	fd, err := openBeneath(dir, rel, unix.O_RDONLY|unix.O_DIRECTORY)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), rel)
-	defer f.Close()
-	return f.Readdirnames(-1)
-}
-
-func readLimited(f *os.File, n int64) ([]byte, error) {
-	var b bytes.Buffer
-	_, err := b.ReadFrom(&limitedReader{f: f, n: n})
-	return b.Bytes(), err
-}
-
-type limitedReader struct {
-	f *os.File
-	n int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, errors.New("file too large")
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.f.Read(p)
-	l.n -= int64(n)
-	return n, err
-}
-
 // protectedPaths lists the existing paths the protected entries name; an
 // entry may hold * and ? wildcards (filepath.Match, one name each).
 func protectedPaths(ws string, rels []string) []string {
@@ -541,61 +450,3 @@ func globsOf(rels []string) []string {
 
 func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
-// inertGitKeys are the config keys `git init`, `git clone` and ordinary
-// use write that cannot make git run a program. Anything else (core.
-// fsmonitor, core.hooksPath, core.sshCommand, filters, aliases with "!",
-// include.path, ...) is not on the list.
-var inertGitKeys = map[string]bool{
-	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true,
-	"core.logallrefupdates": true, "core.ignorecase": true, "core.precomposeunicode": true,
-	"core.symlinks": true, "core.autocrlf": true, "core.eol": true,
-	"extensions.objectformat": true, "init.defaultbranch": true,
-	"user.name": true, "user.email": true,
-	"remote.url": true, "remote.fetch": true, "branch.remote": true, "branch.merge": true,
-}
-
-func gitConfigInert(data []byte) bool {
-	inert := true
-	ok := eachGitConfigEntry(data, func(section, key, _ string) {
-		inert = inert && inertGitKeys[section+"."+key]
-	})
-	return ok && inert
-}
-
-// eachGitConfigEntry calls f with the section (without its subsection),
-// the key, both lower-cased, and the value (unquoted, trimmed) of every
-// entry of a git config file; false if the file is not one it can read.
-func eachGitConfigEntry(data []byte, f func(section, key, value string)) bool {
-	section := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				return false
-			}
-			// [remote "origin"] → remote; the subsection name is irrelevant.
-			name := strings.Fields(line[1:end])
-			if len(name) == 0 {
-				return false
-			}
-			section = strings.ToLower(name[0])
-			if rest := strings.TrimSpace(line[end+1:]); rest != "" {
-				line = rest
-			} else {
-				continue
-			}
-		}
-		key, value, _ := strings.Cut(line, "=")
-		value = strings.TrimSpace(value)
-		if i := strings.IndexAny(value, "#;"); i >= 0 && !strings.HasPrefix(value, `"`) {
-			value = strings.TrimSpace(value[:i])
-		}
-		f(section, strings.ToLower(strings.TrimSpace(key)), strings.Trim(value, `"`))
-	}
-	return sc.Err() == nil
-}

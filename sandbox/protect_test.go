@@ -160,3 +160,39 @@ func TestReportProtectedPaths(t *testing.T) {
 		t.Errorf("read-only workspace: protected-paths %+v; want not_applied", st)
 	}
 }
+
+// TestGitWorkInTheRunIsKept: what git makes in ordinary use during a run
+// (a linked worktree, a nested repository, a clone with submodules) is
+// not moved aside by the end-of-run check.
+func TestGitWorkInTheRunIsKept(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	ws := sandboxtest.GitWorkspace(t)
+	src := filepath.Join(ws, "src")
+	sub := sandboxtest.GitWorkspace(t)
+	for _, args := range [][]string{
+		{"init", "-q", src},
+		{"-C", src, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "lib/x"},
+		{"-C", src, "-c", "user.name=a", "-c", "user.email=a@b.c", "commit", "-q", "-m", "sub"},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %q: %v %s", args, err, out)
+		}
+	}
+	sb := sandboxtest.New(t, "workspace", ws, func(s *profile.Spec) { s.Filesystem.Read = append(s.Filesystem.Read, sub) })
+	o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh(`set -e
+git worktree add -q wt2
+git init -q nested/repo
+git -c protocol.file.allow=always clone -q --recurse-submodules src dst
+git -C dst/lib/x log --oneline`)})
+	if o.ExitCode != 0 {
+		t.Fatalf("git in the run failed: %s", o)
+	}
+	if len(o.Result.Denials) != 0 {
+		t.Errorf("git's own work was reported: %+v", o.Result.Denials)
+	}
+	for _, p := range []string{".git/worktrees/wt2", "nested/repo/.git", "dst/.git/modules/lib/x/config"} {
+		if !sandboxtest.Exists(filepath.Join(ws, p)) {
+			t.Errorf("%s is gone after the run", p)
+		}
+	}
+}
