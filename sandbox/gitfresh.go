@@ -237,7 +237,7 @@ var inertGitKeys = map[string]bool{
 	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true,
 	"core.logallrefupdates": true, "core.ignorecase": true, "core.precomposeunicode": true,
 	"core.symlinks": true, "core.autocrlf": true, "core.eol": true,
-	"core.worktree": true, // a submodule's: where its files are, nothing to run
+	"core.worktree":           true, // a submodule's: where its files are, nothing to run
 	"extensions.objectformat": true, "init.defaultbranch": true,
 	"user.name": true, "user.email": true,
 	"remote.url": true, "remote.fetch": true, "branch.remote": true, "branch.merge": true,

@@ -449,4 +449,3 @@ func globsOf(rels []string) []string {
 }
 
 func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
-
