@@ -308,8 +308,11 @@ func checkOne(root int, rootPath string, st protectedState, runID string, had ma
 func stateAt(root, ri int, rel string) (protectedState, error) {
 	st := protectedState{Root: ri, Rel: rel}
 	parent, chain, err := walkParent(root, rel)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		return st, nil // a component above is missing or is a file
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		// A component above is missing, a file, or a symlink (a .git
+		// symlink's target is protected on its own account): nothing
+		// is at this path without following a link.
+		return st, nil
 	}
 	if err != nil {
 		return st, err
