@@ -196,3 +196,21 @@ git -C dst/lib/x log --oneline`)})
 		}
 	}
 }
+
+// TestGitDirSymlink: a workspace whose .git is a symlink to a git
+// directory inside it runs, and the directory it points at is protected.
+func TestGitDirSymlink(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	ws := sandboxtest.GitWorkspace(t)
+	must(t, os.Rename(filepath.Join(ws, ".git"), filepath.Join(ws, ".repo")))
+	must(t, os.Symlink(".repo", filepath.Join(ws, ".git")))
+	before := sandboxtest.FileState(filepath.Join(ws, ".repo", "config"))
+	sb := sandboxtest.New(t, "workspace", ws, nil)
+	o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh(`git config core.fsmonitor /bin/true; git status --short >/dev/null && echo status-ok`)})
+	if !strings.Contains(o.Stdout, "status-ok") {
+		t.Fatalf("git in a workspace with a .git symlink failed: %s", o)
+	}
+	if sandboxtest.FileState(filepath.Join(ws, ".repo", "config")) != before {
+		t.Errorf("the config behind the .git symlink changed: %s", o)
+	}
+}
