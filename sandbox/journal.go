@@ -214,7 +214,7 @@ func finishJournal(path string) ([]Denial, error) {
 	}
 	denials, err := checkProtected(&j)
 	if err != nil {
-		return denials, fmt.Errorf("interrupted run %s: %w", j.RunID, err)
+		return denials, fmt.Errorf("interrupted run %s: %w (its journal %s stays until the check passes; remove it by hand once the workspace has been looked at)", j.RunID, err, path)
 	}
 	os.Remove(path)
 	return denials, nil

@@ -118,3 +118,52 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestRunFailsWhenCheckFails: an end-of-run check that cannot finish
+// (here the workspace the run started in was moved away on the host and
+// another put in its place) fails the run with exit 125 and says why,
+// even though the command itself succeeded; the next start checks again.
+func TestRunFailsWhenCheckFails(t *testing.T) {
+	bin := buildAirlock(t)
+	home, parent := t.TempDir(), t.TempDir()
+	ws := filepath.Join(parent, "ws")
+	must(t, os.Mkdir(ws, 0o755))
+	cmd := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", `touch ready; sleep 1; echo done`)
+	cmd.Env = cliEnv(home)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	must(t, cmd.Start())
+	waitFile(t, filepath.Join(ws, "ready"))
+	must(t, os.Rename(ws, ws+".moved"))
+	must(t, os.Mkdir(ws, 0o755))
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 125 || !strings.Contains(out.String(), "check of protected paths failed") {
+		t.Errorf("a failed check did not fail the run: %v\n%s", err, out.String())
+	}
+	// Control: the command itself ran to its end.
+	if !strings.Contains(out.String(), "done") {
+		t.Fatalf("positive control failed: the command did not finish\n%s", out.String())
+	}
+	// The next start tries again, and still refuses.
+	code, _, stderr := runCLIEnv(t, bin, cliEnv(home), "run", "--workspace", ws, "--", "true")
+	if code != 125 || !strings.Contains(stderr, "journal") {
+		t.Errorf("the next start ran past an unfinished check: exit %d\n%s", code, stderr)
+	}
+}
+
+func runCLIEnv(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, so.String(), se.String()
+}
