@@ -117,11 +117,10 @@ func (j *runJournal) create(dir string) error {
 		os.Remove(path)
 		return fmt.Errorf("run journal: lock: %w", err)
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err != nil {
+	// No fsync: the journal must outlive the supervisor, which the page
+	// cache does; a machine crash ends the sandbox with it, and a
+	// file and directory fsync would cost every run milliseconds.
+	if _, err := f.Write(data); err != nil {
 		f.Close()
 		os.Remove(path)
 		return fmt.Errorf("run journal: %w", err)
