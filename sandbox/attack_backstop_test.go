@@ -64,22 +64,41 @@ func TestAttackBackstopPermissions(t *testing.T) {
 		ws := sandboxtest.GitWorkspace(t)
 		sb := sandboxtest.New(t, preset, ws, nil)
 		marker := filepath.Join(sandboxtest.OutsideDir(t), "ran")
-		p := sandboxtest.Probe{Args: sandboxtest.Sh(gitPrelude+`mkdir -p .git/modules/x && cp -r .git/. .git/modules/x/ 2>/dev/null; rm -rf .git/modules/x/modules; git --git-dir=.git/modules/x config core.fsmonitor "$fsm"; mkdir x && echo "gitdir: ../.git/modules/x" > x/.git; mk .vscode/run.sh; chmod 000 .git/modules .vscode; chmod 666 x`, marker, "")}
-		o := sb.Run(t, p)
+		script := gitPrelude + `t=$(mktemp -d) && cp -r .git/. "$t"/ && rm -rf "$t"/modules* && mkdir -p .git/modules && cp -r "$t" .git/modules/x && git --git-dir=.git/modules/x config core.fsmonitor "$fsm"; mkdir x && echo "gitdir: ../.git/modules/x" > x/.git; mk .vscode/run.sh; chmod 000 .git/modules .vscode; chmod 666 x`
+		p := sandboxtest.Probe{Args: sandboxtest.Sh(script, marker, "")}
+		proc, err := sb.Executor.Prepare(t.Context(), sandbox.Cmd{Args: p.Args})
+		must(t, err)
+		must(t, proc.Start())
+		res, err := proc.Wait()
 		t.Cleanup(func() { chmodAll(ws) })
+		// Unprivileged, the check cannot search x (chmod 666) to look at
+		// x/.git: the run fails, and the next start checks again.
+		if err != nil && !errors.Is(err, sandbox.ErrProtectCheck) {
+			t.Fatal(err)
+		}
+		if err != nil && (!sandboxtest.Unprivileged() || res.Status == sandbox.StatusSucceeded) {
+			t.Errorf("check failed as root, or the run succeeded: %v, %s", err, res.Status)
+		}
 		for _, name := range []string{".git/modules", ".vscode"} {
 			if sandboxtest.Exists(filepath.Join(ws, name)) {
-				t.Errorf("ATTACK SUCCEEDED: %s the run created and hid is still in place\n%s\ndenials %+v", name, o, o.Result.Denials)
+				t.Errorf("ATTACK SUCCEEDED: %s the run created and hid is still in place\ndenials %+v", name, res.Denials)
 			}
 		}
 		chmodAll(ws)
+		if _, err := sandbox.FinishInterruptedRuns(); err != nil {
+			t.Errorf("the next start's check failed once x was searchable again: %v", err)
+		}
+		if sandboxtest.Exists(filepath.Join(ws, "x", ".git")) {
+			t.Errorf("ATTACK SUCCEEDED: x/.git the run created and hid is still in place")
+		}
 		if hostGitRuns(marker, []string{filepath.Join(ws, "x")}) {
 			t.Errorf("ATTACK SUCCEEDED: host git in x ran the planted fsmonitor")
 		}
+		must(t, os.RemoveAll(filepath.Join(ws, "x")))
 		requireControl(t, sb.Host(t, p), "")
 		chmodAll(ws)
 		if !hostGitRuns(marker, []string{filepath.Join(ws, "x")}) {
-			t.Fatal("positive control failed: the script run on the host does not make host git in x run the marker program")
+			t.Fatalf("positive control failed: the script run on the host does not make host git in x run the marker program: %s", gitRun(filepath.Join(ws, "x"), "status"))
 		}
 	})
 	t.Run("existing-directory-made-unsearchable", func(t *testing.T) {
