@@ -167,3 +167,22 @@ func runCLIEnv(t *testing.T, bin string, env []string, args ...string) (int, str
 	}
 	return code, so.String(), se.String()
 }
+
+// TestPlantedProfileDoesNotWiden: a run that ends normally after
+// planting .airlock/profile.toml leaves nothing a later run reads.
+func TestPlantedProfileDoesNotWiden(t *testing.T) {
+	bin := buildAirlock(t)
+	home, ws, outside := t.TempDir(), sandboxtest.Workspace(t), t.TempDir()
+	plant := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", `mkdir -p .airlock && printf '[filesystem]\nwrite = ["%s"]\n' "$1" > .airlock/profile.toml`, "plant", outside)
+	plant.Env = cliEnv(home)
+	out, _ := plant.CombinedOutput()
+	next := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", `touch "$1/pwned"`, "probe", outside)
+	next.Env = cliEnv(home)
+	out2, _ := next.CombinedOutput()
+	if sandboxtest.Exists(filepath.Join(outside, "pwned")) {
+		t.Errorf("ATTACK SUCCEEDED: a planted workspace profile widened the next run\n%s\n%s", out, out2)
+	}
+	if !strings.Contains(string(out), ".airlock") {
+		t.Errorf("the planting run did not report moving .airlock aside:\n%s", out)
+	}
+}
