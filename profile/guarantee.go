@@ -25,6 +25,7 @@ const (
 	LifetimeContainment                       // the whole process tree dies with the run
 	EnvScrub                                  // only allowlisted environment reaches the command
 	DenyNewFiles                              // deny entries also refuse files that appear after the start
+	ProtectedPaths                            // agent-persistence paths (git config and hooks, .vscode, ...) cannot be planted for host tools
 
 	guaranteeEnd
 )
@@ -43,6 +44,7 @@ var guaranteeNames = map[Guarantee]string{
 	LifetimeContainment: "lifetime-containment",
 	EnvScrub:            "env-scrub",
 	DenyNewFiles:        "deny-new-files",
+	ProtectedPaths:      "protected-paths",
 }
 
 // AllGuarantees lists every guarantee in a stable order.

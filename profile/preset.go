@@ -31,6 +31,9 @@ var protectedInWorkspace = []string{
 	".git/modules/*/hooks", ".git/modules/*/config", ".git/modules/*/commondir",
 	".git/modules/*/modules/*/hooks", ".git/modules/*/modules/*/config",
 	".airlock", ".claude", ".mcp.json",
+	// Husky's hook scripts: .husky/_ (core.hooksPath) runs the ones
+	// beside it (.husky/pre-commit).
+	".husky",
 	// Other agents' and editors' settings that start programs: MCP
 	// servers (.cursor/mcp.json, .gemini/settings.json), tasks (.zed),
 	// and a dev container's initializeCommand, which runs on the host.

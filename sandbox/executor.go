@@ -129,6 +129,10 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	if p == nil {
 		return nil, errors.New("sandbox: nil profile")
 	}
+	// A run whose supervisor died left its end-of-run check undone.
+	if _, err := FinishInterruptedRuns(); err != nil {
+		return nil, err
+	}
 	h := ProbeHost()
 	r := reportFor(p, h)
 	var missing []GuaranteeStatus

@@ -151,6 +151,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	boundary(profile.ReadBoundary)
 	boundary(profile.WriteBoundary)
 	gs = append(gs, denyNewFilesStatus(s, h))
+	gs = append(gs, protectedPathsStatus(s, h))
 
 	switch {
 	case !ns:

@@ -29,9 +29,9 @@ var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 type plan struct {
 	config linux.Config
 	home   string
-	// protected are the protected entries, the workspace's hooks
-	// directory included (withHooksPath).
-	protected []string
+	// protect is what the run protects: read-only or pinned in the view,
+	// and checked at its end (protect.go, gitrepos.go).
+	protect protectPlan
 	// denyWatch, when set, is what the supervisor watches for files that
 	// appear after the start at denied paths (denywatch.go).
 	denyWatch *denyWatchPlan
@@ -71,15 +71,10 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 	// one that contains it.
 	sort.SliceStable(binds, func(i, j int) bool { return depth(binds[i].Target) < depth(binds[j].Target) })
 
-	mounts := binds
-	// The hooks directory the repository's config names is read once, at
-	// the start: the run can change neither it nor the config.
-	protected := withHooksPath(ws, s.Filesystem.Protected)
-	if !s.ReadOnlyWorkspace {
-		for _, path := range protectedPaths(ws, protected) {
-			mounts = append(mounts, linux.Mount{Kind: linux.MountReadOnly, Target: path})
-		}
-	}
+	// Protected paths: what exists now is read-only (or, for git
+	// directories, pinned) in the view; the rest is checked at the end.
+	prot := planProtection(s)
+	mounts := append(binds, protectMounts(prot)...)
 	masks, err := maskedPaths(p)
 	if err != nil {
 		return nil, err
@@ -115,7 +110,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		// any source tree or build artefact.
 		{Resource: unix.RLIMIT_FSIZE, Value: 16 << 30},
 	}
-	return &plan{home: home, protected: protected, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
+	return &plan{home: home, protect: prot, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
 		Argv:     append([]string(nil), cmd.Args...),
 		Env:      env,
 		Dir:      dir,

@@ -55,7 +55,7 @@ type Process struct {
 	pipes      []*os.File
 	done       chan struct{}
 	runID      string
-	protected  []protectedState
+	journal    *runJournal // the end-of-run check's state (protect.go)
 	// The state of a terminal the command gets as stdin, put back when
 	// the run ends (see terminal.go).
 	term *terminalState
@@ -119,6 +119,11 @@ func (p *Process) Start() error {
 	if err != nil {
 		p.cleanupLocked()
 		close(p.done)
+		// Nothing of the command ran, but the check is cheap and the
+		// journal must not outlive the run.
+		if _, perr := p.finishProtection(); perr != nil {
+			err = errors.Join(err, perr)
+		}
 	}
 	return err
 }
@@ -128,8 +133,8 @@ func (p *Process) spawn() error {
 	b := s.Budgets
 	cfg := p.plan.config
 	p.runID = randomID()
-	if !s.ReadOnlyWorkspace {
-		p.protected = snapshotProtected(s.Workspace, p.plan.protected)
+	if err := p.startProtection(); err != nil {
+		return err
 	}
 	// The Report promises Landlock (and its signal and abstract-socket
 	// scopes) whenever the kernel has it; the helper applies it only when
@@ -521,7 +526,8 @@ func (p *Process) Wait() (*Result, error) {
 	cleanupErr := p.cleanupLocked()
 	p.mu.Unlock()
 	// Every process of the run is gone: nothing can race the check.
-	res.Denials = append(res.Denials, checkProtected(p.e.profile.Workspace(), p.plan.protected, p.protected, p.runID)...)
+	protDenials, protErr := p.finishProtection()
+	res.Denials = append(res.Denials, protDenials...)
 	res.Denials = append(res.Denials, netDenials...)
 	res.Denials = append(res.Denials, fsDenials...)
 
@@ -560,6 +566,12 @@ func (p *Process) Wait() (*Result, error) {
 		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: fmt.Sprintf("memory budget reached; the OOM killer ended %d process(es)", oom)})
 	}
 	res.Timings = Timings{Setup: p.execd.Sub(p.start), Run: end.Sub(p.execd), Total: time.Since(p.start)}
+	if protErr != nil {
+		// The workspace may hold what the run planted: never a success.
+		res.Status = StatusFailed
+		res.Denials = append(res.Denials, Denial{Kind: "filesystem", Target: p.e.profile.Workspace(), Reason: protErr.Error()})
+		return res, errors.Join(protErr, cleanupErr)
+	}
 	return res, cleanupErr
 }
 

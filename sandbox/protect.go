@@ -1,55 +1,426 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// protectedState is what one protected path was when the run started.
+// Protected paths are kept from the run in two ways.
 //
-// Existing protected paths are mounted read-only, which stops writes but
-// not the replacement of a parent (mv .git .git.old; mkdir .git) nor the
-// creation of a protected path that did not exist (.vscode/ in a project
-// without one). Neither can be refused by name with Landlock or mounts
-// without writing to the host, so the run is checked when it ends: a
-// protected path that appeared or now names a different file is moved
-// aside and reported, before anything on the host can act on it after
-// the run.
-type protectedState struct {
-	path    string
-	existed bool
-	dev     uint64
-	ino     uint64
+// Prevention, at the start (compile): every protected path that exists
+// is read-only in the view, and every git directory (with those between
+// it and its submodules' and worktrees') is a mount point there, so the
+// run can neither write, rename, remove nor replace any of them.
+//
+// The end-of-run check (checkProtected), a backstop for what prevention
+// cannot reach: a protected path that did not exist at start, or that
+// the run reached again by moving a directory above it. A path found
+// there that the run may have created is renamed to
+// NAME.airlock-quarantine-RUNID and reported. The check resolves every
+// path beneath a directory descriptor of its writable tree without
+// following symlinks (it never touches anything outside), treats any
+// error but "absent" as a failure of the run, and leaves alone every
+// protected path that existed at start at the same place: the run could
+// not change it, so a change there is the host's own (git config on the
+// host during the run). Its state is journaled (journal.go), so a
+// supervisor that dies has the check finished by the next start.
+
+// ErrProtectCheck is wrapped by the error of a run whose end-of-run check
+// of protected paths could not finish: the workspace may hold what the
+// run planted, and must be looked at before host tools run in it.
+var ErrProtectCheck = errors.New("sandbox: the end-of-run check of protected paths failed")
+
+// protectPlan is what a run protects, decided at compile.
+type protectPlan struct {
+	// roots are the writable trees: the workspace (unless read-only)
+	// and the profile's write paths.
+	roots []string
+	// present exist at compile and are read-only or pinned in the view.
+	present []string
+	// absent do not exist at compile; the check looks at each one's
+	// shallowest missing component.
+	absent []string
+	// globs are the profile's workspace-relative wildcard entries; a
+	// match that appears during the run is checked like an absent path.
+	globs []string
+	// pins are the present paths that are pinned (git directories),
+	// not read-only.
+	pins []string
+	// dotgits are the .git entries in the writable trees at compile; a
+	// .git the end of the run finds elsewhere is checked as created.
+	dotgits []string
+	ws      string
 }
 
-func snapshotProtected(ws string, rels []string) []protectedState {
-	var out []protectedState
-	for _, rel := range rels {
-		if hasGlob(rel) {
-			continue // matches are taken below, and again after the run
+// protectedState is one checked path at the start of the run: Rel inside
+// Roots[Root]. Chain holds the device and inode of every directory from
+// the root down to the path's parent, so a path the run reached again by
+// moving a directory above it is told from the one that was there.
+type protectedState struct {
+	Root    int    `json:"root"`
+	Rel     string `json:"rel"`
+	Existed bool   `json:"existed"`
+	// Link: it was a symlink, which no mount holds in place.
+	Link  bool        `json:"link,omitempty"`
+	Ino   [2]uint64   `json:"ino,omitempty"`
+	Chain [][2]uint64 `json:"chain,omitempty"`
+}
+
+// rootState is one writable tree at the start: its identity, and the
+// mode and owner the run must leave as they were.
+type rootState struct {
+	Path string    `json:"path"`
+	Ino  [2]uint64 `json:"ino"`
+	Mode uint32    `json:"mode"`
+	UID  uint32    `json:"uid"`
+	GID  uint32    `json:"gid"`
+}
+
+// snapshotProtected records the state of every protected path at the
+// start. An error means a path could not be looked at (a root that
+// cannot be opened, a directory that cannot be searched).
+func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
+	var roots []rootState
+	var states []protectedState
+	seen := map[string]bool{}
+	add := func(path string, mustExist bool) error {
+		ri, rel := rootOf(pl.roots, path)
+		if ri < 0 {
+			return nil
 		}
-		out = append(out, stateOf(filepath.Join(ws, rel)))
+		root, err := openRoot(pl.roots[ri])
+		if err != nil {
+			return err
+		}
+		defer unix.Close(root)
+		st, err := stateAt(root, ri, rel)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if !st.Existed && mustExist {
+			// Gone between compile and now (the host's doing): nothing is
+			// mounted there, so it is checked as absent.
+			mustExist = false
+		}
+		if !st.Existed {
+			st, err = shallowestMissing(root, ri, rel)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		key := fmt.Sprint(st.Root, "/", st.Rel)
+		if !seen[key] {
+			seen[key] = true
+			states = append(states, st)
+		}
+		return nil
 	}
-	for _, path := range protectedPaths(ws, globsOf(rels)) {
-		out = append(out, stateOf(path))
+	for _, r := range pl.roots {
+		fd, err := openRoot(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		var s unix.Stat_t
+		err = unix.Fstat(fd, &s)
+		unix.Close(fd)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", r, err)
+		}
+		roots = append(roots, rootState{Path: r, Ino: [2]uint64{s.Dev, s.Ino}, Mode: s.Mode & 0o7777, UID: s.Uid, GID: s.Gid})
+	}
+	for _, p := range pl.present {
+		if err := add(p, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, p := range pl.absent {
+		if err := add(p, false); err != nil {
+			return nil, nil, err
+		}
+	}
+	return roots, states, nil
+}
+
+// checkProtected runs the end-of-run check: the roots' mode and owner are
+// put back if the run changed them, and what the run may have created at
+// a protected path is moved aside. Every process of the run must be gone.
+func checkProtected(j *runJournal) ([]Denial, error) {
+	var denials []Denial
+	var errs []error
+	rootFDs := make([]int, len(j.Roots))
+	for i, r := range j.Roots {
+		rootFDs[i] = -1
+		d, fd, err := checkRoot(r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rootFDs[i] = fd
+		defer unix.Close(fd)
+		denials = append(denials, d...)
+	}
+	states := append([]protectedState(nil), j.States...)
+	// Wildcard entries may match paths that appeared during the run.
+	if ri, _ := rootOf(rootPaths(j.Roots), j.Workspace); ri >= 0 && rootFDs[ri] >= 0 {
+		known := map[string]bool{}
+		for _, st := range states {
+			known[fmt.Sprint(st.Root, "/", st.Rel)] = true
+		}
+		for _, g := range j.Globs {
+			matches, _ := filepath.Glob(filepath.Join(j.Workspace, g))
+			for _, m := range matches {
+				_, rel := rootOf(rootPaths(j.Roots), m)
+				if !known[fmt.Sprint(ri, "/", rel)] {
+					states = append(states, protectedState{Root: ri, Rel: rel})
+				}
+			}
+		}
+	}
+	// A new repository anywhere in a writable tree (mkdir -p a/b && git
+	// init a/b): a .git that was not there at the start.
+	had := map[string]bool{}
+	for _, p := range j.DotGits {
+		had[p] = true
+	}
+	for ri, r := range j.Roots {
+		if rootFDs[ri] < 0 {
+			continue
+		}
+		budget := gitWalkLimit
+		walkDotGit(r.Path, &budget, func(_, path string) {
+			if i, rel := rootOf(rootPaths(j.Roots), path); i == ri && !had[path] {
+				states = append(states, protectedState{Root: ri, Rel: rel})
+				had[path] = true
+			}
+		})
+	}
+	for _, st := range states {
+		if st.Root >= len(rootFDs) || rootFDs[st.Root] < 0 {
+			continue // its root failed above
+		}
+		d, err := checkOne(rootFDs[st.Root], j.Roots[st.Root].Path, st, j.RunID, had)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if d != nil {
+			denials = append(denials, *d)
+		}
+	}
+	if len(errs) > 0 {
+		return denials, fmt.Errorf("%w: %w; look at these paths before running git or an editor in the workspace, then run airlock again", ErrProtectCheck, errors.Join(errs...))
+	}
+	return denials, nil
+}
+
+// checkRoot opens a writable tree for the check and puts back its mode
+// and owner if they changed (chmod 0777 of the workspace would let any
+// local user write into it).
+func checkRoot(r rootState) ([]Denial, int, error) {
+	fd, err := unix.Open(r.Path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, -1, fmt.Errorf("open %s: %w", r.Path, err)
+	}
+	var s unix.Stat_t
+	if err := unix.Fstat(fd, &s); err != nil {
+		unix.Close(fd)
+		return nil, -1, fmt.Errorf("%s: %w", r.Path, err)
+	}
+	if s.Dev != r.Ino[0] || s.Ino != r.Ino[1] {
+		unix.Close(fd)
+		return nil, -1, fmt.Errorf("%s is no longer the directory the run started with", r.Path)
+	}
+	var denials []Denial
+	if s.Uid != r.UID || s.Gid != r.GID {
+		reason := fmt.Sprintf("owner of the writable tree changed during the run to %d:%d; put back to %d:%d", s.Uid, s.Gid, r.UID, r.GID)
+		if err := unix.Fchown(fd, int(r.UID), int(r.GID)); err != nil {
+			unix.Close(fd)
+			return nil, -1, fmt.Errorf("put back the owner of %s: %w", r.Path, err)
+		}
+		denials = append(denials, Denial{Kind: "filesystem", Target: r.Path, Reason: reason})
+	}
+	if s.Mode&0o7777 != r.Mode {
+		reason := fmt.Sprintf("mode of the writable tree changed during the run to %04o; put back to %04o", s.Mode&0o7777, r.Mode)
+		if err := unix.Fchmod(fd, r.Mode); err != nil {
+			unix.Close(fd)
+			return nil, -1, fmt.Errorf("put back the mode of %s: %w", r.Path, err)
+		}
+		denials = append(denials, Denial{Kind: "filesystem", Target: r.Path, Reason: reason})
+	}
+	return denials, fd, nil
+}
+
+// checkOne looks at one protected path and moves it aside if the run may
+// have made it.
+func checkOne(root int, rootPath string, st protectedState, runID string, had map[string]bool) (*Denial, error) {
+	path := filepath.Join(rootPath, st.Rel)
+	parent, chain, err := walkParent(root, st.Rel)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		// A component above is gone, or is now a file or a symlink: the
+		// path is not there. A symlink planted in its place leads host
+		// tools elsewhere, to paths checked on their own account.
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer unix.Close(parent)
+	base := filepath.Base(st.Rel)
+	var s unix.Stat_t
+	err = unix.Fstatat(parent, base, &s, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	samePlace := sameChain(chain, st.Chain) && (!st.Link || st.Ino == [2]uint64{s.Dev, s.Ino})
+	if st.Existed && samePlace {
+		// It was read-only or pinned in the view, and the directories
+		// above it are those of the start: the run could not replace
+		// it, so any change is the host's.
+		return nil, nil
+	}
+	what := "created during the run"
+	if st.Existed {
+		what = "reached during the run through a directory moved above it"
+	}
+	if freshGitCreation(parent, base, s.Mode&unix.S_IFMT == unix.S_IFDIR) {
+		return nil, nil // what git init, clone or worktree add make
+	}
+	if base == ".git" && s.Mode&unix.S_IFMT == unix.S_IFREG && freshGitFile(root, rootPath, st.Rel, had) {
+		return nil, nil // git worktree add, a submodule's checkout
+	}
+	aside := base + ".airlock-quarantine-" + runID
+	reason := fmt.Sprintf("protected path %s; moved to %s", what, aside)
+	if err := unix.Renameat2(parent, base, parent, aside, unix.RENAME_NOREPLACE); err != nil {
+		return &Denial{Kind: "filesystem", Target: path, Reason: fmt.Sprintf("protected path %s; could not move it aside: %v", what, err)},
+			fmt.Errorf("move %s aside: %w", path, err)
+	}
+	return &Denial{Kind: "filesystem", Target: path, Reason: reason}, nil
+}
+
+// stateAt records rel beneath root.
+func stateAt(root, ri int, rel string) (protectedState, error) {
+	st := protectedState{Root: ri, Rel: rel}
+	parent, chain, err := walkParent(root, rel)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		// A component above is missing, a file, or a symlink (a .git
+		// symlink's target is protected on its own account): nothing
+		// is at this path without following a link.
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	defer unix.Close(parent)
+	st.Chain = chain
+	var s unix.Stat_t
+	err = unix.Fstatat(parent, filepath.Base(rel), &s, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return st, nil
+	case err != nil:
+		return st, err
+	}
+	st.Existed = true
+	st.Link = s.Mode&unix.S_IFMT == unix.S_IFLNK
+	st.Ino = [2]uint64{s.Dev, s.Ino}
+	return st, nil
+}
+
+// shallowestMissing returns the state of the first missing component of
+// rel: a whole .git the run makes in a workspace that had none is judged
+// as one, not by the parts of it the protected list names.
+func shallowestMissing(root, ri int, rel string) (protectedState, error) {
+	parts := strings.Split(rel, "/")
+	for i := 1; i <= len(parts); i++ {
+		st, err := stateAt(root, ri, strings.Join(parts[:i], "/"))
+		if err != nil || !st.Existed {
+			return st, err
+		}
+	}
+	return stateAt(root, ri, rel)
+}
+
+// walkParent opens the directory holding rel beneath root, one component
+// at a time without following symlinks, and returns the device and inode
+// of each directory on the way (the root's included).
+func walkParent(root int, rel string) (int, [][2]uint64, error) {
+	fd, err := unix.Openat(root, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, nil, err
+	}
+	var chain [][2]uint64
+	parts := strings.Split(rel, "/")
+	for i := 0; ; i++ {
+		var s unix.Stat_t
+		if err := unix.Fstat(fd, &s); err != nil {
+			unix.Close(fd)
+			return -1, nil, err
+		}
+		chain = append(chain, [2]uint64{s.Dev, s.Ino})
+		if i == len(parts)-1 {
+			return fd, chain, nil
+		}
+		next, err := unix.Openat2(fd, parts[i], &unix.OpenHow{
+			Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		unix.Close(fd)
+		if err != nil {
+			return -1, nil, err
+		}
+		fd = next
+	}
+}
+
+func sameChain(a, b [][2]uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func openRoot(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", path, err)
+	}
+	return fd, nil
+}
+
+// rootOf returns the index of the deepest root holding path, and path
+// relative to it; -1 when none does or path is a root itself.
+func rootOf(roots []string, path string) (int, string) {
+	best, bestRel := -1, ""
+	for i, r := range roots {
+		rel, err := filepath.Rel(r, path)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		if best < 0 || len(r) > len(roots[best]) {
+			best, bestRel = i, rel
+		}
+	}
+	return best, bestRel
+}
+
+func rootPaths(rs []rootState) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Path
 	}
 	return out
-}
-
-func stateOf(path string) protectedState {
-	st := protectedState{path: path}
-	if fi, err := os.Lstat(path); err == nil {
-		st.existed = true
-		if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-			st.dev, st.ino = uint64(sys.Dev), sys.Ino
-		}
-	}
-	return st
 }
 
 // protectedPaths lists the existing paths the protected entries name; an
@@ -81,161 +452,3 @@ func globsOf(rels []string) []string {
 }
 
 func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
-
-// checkProtected compares the protected paths with their state at start
-// and moves aside what the run created or swapped in.
-func checkProtected(ws string, rels []string, before []protectedState, runID string) []Denial {
-	var denials []Denial
-	// Wildcard entries may match paths the run created.
-	known := map[string]bool{}
-	for _, st := range before {
-		known[st.path] = true
-	}
-	for _, path := range protectedPaths(ws, globsOf(rels)) {
-		if !known[path] {
-			before = append(before, protectedState{path: path})
-		}
-	}
-	for _, st := range before {
-		fi, err := os.Lstat(st.path)
-		if err != nil {
-			continue // absent now: nothing to keep out
-		}
-		sys, _ := fi.Sys().(*syscall.Stat_t)
-		switch {
-		case st.existed && sys != nil && uint64(sys.Dev) == st.dev && sys.Ino == st.ino:
-			continue // the same file; the read-only mount kept it unchanged
-		case !st.existed && freshGitSafe(ws, st.path):
-			continue // what `git init` writes into a repository the run created
-		}
-		what := "created during the run"
-		if st.existed {
-			what = "replaced during the run"
-		}
-		aside := st.path + ".airlock-quarantine-" + runID
-		reason := fmt.Sprintf("protected path %s; moved to %s", what, filepath.Base(aside))
-		if err := os.Rename(st.path, aside); err != nil {
-			reason = fmt.Sprintf("protected path %s; could not move it aside: %v", what, err)
-		}
-		denials = append(denials, Denial{Kind: "filesystem", Target: st.path, Reason: reason})
-	}
-	return denials
-}
-
-// freshGitSafe accepts the hooks and config of a repository (or
-// submodule) the run created itself: hooks holding only git's inert
-// *.sample files, and a config holding only keys that never run a
-// program. Anything else new under a protected name (commondir, which
-// points git at another directory's hooks and config) is not accepted.
-func freshGitSafe(ws, path string) bool {
-	if !strings.HasPrefix(path, filepath.Join(ws, ".git")+"/") {
-		return false
-	}
-	switch filepath.Base(path) {
-	case "hooks":
-		entries, err := os.ReadDir(path)
-		if err != nil {
-			return false
-		}
-		for _, e := range entries {
-			if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".sample") {
-				return false
-			}
-		}
-		return true
-	case "config":
-		data, err := os.ReadFile(path)
-		return err == nil && gitConfigInert(data)
-	}
-	return false
-}
-
-// inertGitKeys are the config keys `git init`, `git clone` and ordinary
-// use write that cannot make git run a program. Anything else (core.
-// fsmonitor, core.hooksPath, core.sshCommand, filters, aliases with "!",
-// include.path, ...) is not on the list.
-var inertGitKeys = map[string]bool{
-	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true,
-	"core.logallrefupdates": true, "core.ignorecase": true, "core.precomposeunicode": true,
-	"core.symlinks": true, "core.autocrlf": true, "core.eol": true,
-	"extensions.objectformat": true, "init.defaultbranch": true,
-	"user.name": true, "user.email": true,
-	"remote.url": true, "remote.fetch": true, "branch.remote": true, "branch.merge": true,
-}
-
-func gitConfigInert(data []byte) bool {
-	inert := true
-	ok := eachGitConfigEntry(data, func(section, key, _ string) {
-		inert = inert && inertGitKeys[section+"."+key]
-	})
-	return ok && inert
-}
-
-// eachGitConfigEntry calls f with the section (without its subsection),
-// the key, both lower-cased, and the value (unquoted, trimmed) of every
-// entry of a git config file; false if the file is not one it can read.
-func eachGitConfigEntry(data []byte, f func(section, key, value string)) bool {
-	section := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				return false
-			}
-			// [remote "origin"] → remote; the subsection name is irrelevant.
-			name := strings.Fields(line[1:end])
-			if len(name) == 0 {
-				return false
-			}
-			section = strings.ToLower(name[0])
-			if rest := strings.TrimSpace(line[end+1:]); rest != "" {
-				line = rest
-			} else {
-				continue
-			}
-		}
-		key, value, _ := strings.Cut(line, "=")
-		value = strings.TrimSpace(value)
-		if i := strings.IndexAny(value, "#;"); i >= 0 && !strings.HasPrefix(value, `"`) {
-			value = strings.TrimSpace(value[:i])
-		}
-		f(section, strings.ToLower(strings.TrimSpace(key)), strings.Trim(value, `"`))
-	}
-	return sc.Err() == nil
-}
-
-// withHooksPath adds to the protected entries the hooks directory the
-// workspace's git config names (core.hooksPath, as husky and others
-// set it), when it lies inside the workspace: git runs those hooks as it
-// would .git/hooks, so they are agent-persistence paths too. Read at the
-// start of a run (compile); .git/config itself is protected for the run.
-func withHooksPath(ws string, rels []string) []string {
-	data, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
-	if err != nil {
-		return rels
-	}
-	var hooks string
-	eachGitConfigEntry(data, func(section, key, value string) {
-		if section == "core" && key == "hookspath" {
-			hooks = value
-		}
-	})
-	if hooks == "" || strings.HasPrefix(hooks, "~") {
-		return rels
-	}
-	if !filepath.IsAbs(hooks) {
-		hooks = filepath.Join(ws, hooks)
-	}
-	rel, err := filepath.Rel(ws, filepath.Clean(hooks))
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || hasGlob(rel) {
-		// The workspace itself, or outside it (where the run cannot
-		// write anyway).
-		return rels
-	}
-	return append(append([]string(nil), rels...), rel)
-}

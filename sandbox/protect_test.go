@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlockhq/airlock/internal/sandboxtest"
+	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -45,13 +47,9 @@ func TestProtectedPaths(t *testing.T) {
 		if now, err := os.ReadFile(config); err == nil && strings.Contains(string(now), "fsmonitor") {
 			t.Errorf("swapped .git left a config with fsmonitor on the host")
 		}
-		if len(res.Denials) == 0 {
-			t.Error("no denial reported for the swapped .git")
-		}
-		// Restore the repository for the next case.
-		os.RemoveAll(filepath.Join(ws, ".git"))
-		if err := os.Rename(filepath.Join(ws, ".git-old"), filepath.Join(ws, ".git")); err != nil {
-			t.Fatal(err)
+		// .git is a mount point in the view: the move itself fails.
+		if sandboxtest.Exists(filepath.Join(ws, ".git-old")) {
+			t.Errorf(".git was moved aside on the host (denials %+v)", res.Denials)
 		}
 	})
 	t.Run("create missing", func(t *testing.T) {
@@ -140,5 +138,79 @@ func TestProtectedHooksPath(t *testing.T) {
 				t.Fatal("control: the unsandboxed script did not write the hook")
 			}
 		})
+	}
+}
+
+// TestReportProtectedPaths: the Report says protected paths are only
+// degraded (absent names can be created during the run), so the level
+// of a run with a writable workspace is never full; a read-only
+// workspace without write paths does not apply it.
+func TestReportProtectedPaths(t *testing.T) {
+	ex, _ := newExecutor(t, nil)
+	r := ex.Report()
+	st := r.Status(profile.ProtectedPaths)
+	if st.Status != sandbox.Degraded || st.Reason == "" {
+		t.Errorf("protected-paths: %+v; want degraded with a reason", st)
+	}
+	if r.Level == sandbox.LevelFull {
+		t.Errorf("level full with protected paths degraded:\n%s", r)
+	}
+	ro, _ := newExecutor(t, func(s *profile.Spec) { s.ReadOnlyWorkspace = true })
+	if st := ro.Report().Status(profile.ProtectedPaths); st.Status != sandbox.NotApplied {
+		t.Errorf("read-only workspace: protected-paths %+v; want not_applied", st)
+	}
+}
+
+// TestGitWorkInTheRunIsKept: what git makes in ordinary use during a run
+// (a linked worktree, a nested repository, a clone with submodules) is
+// not moved aside by the end-of-run check.
+func TestGitWorkInTheRunIsKept(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	ws := sandboxtest.GitWorkspace(t)
+	src := filepath.Join(ws, "src")
+	sub := sandboxtest.GitWorkspace(t)
+	for _, args := range [][]string{
+		{"init", "-q", src},
+		{"-C", src, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "lib/x"},
+		{"-C", src, "-c", "user.name=a", "-c", "user.email=a@b.c", "commit", "-q", "-m", "sub"},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %q: %v %s", args, err, out)
+		}
+	}
+	sb := sandboxtest.New(t, "workspace", ws, func(s *profile.Spec) { s.Filesystem.Read = append(s.Filesystem.Read, sub) })
+	o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh(`set -e
+git worktree add -q wt2
+git init -q nested/repo
+git -c protocol.file.allow=always clone -q --recurse-submodules src dst
+git -C dst/lib/x log --oneline`)})
+	if o.ExitCode != 0 {
+		t.Fatalf("git in the run failed: %s", o)
+	}
+	if len(o.Result.Denials) != 0 {
+		t.Errorf("git's own work was reported: %+v", o.Result.Denials)
+	}
+	for _, p := range []string{".git/worktrees/wt2", "nested/repo/.git", "dst/.git/modules/lib/x/config"} {
+		if !sandboxtest.Exists(filepath.Join(ws, p)) {
+			t.Errorf("%s is gone after the run", p)
+		}
+	}
+}
+
+// TestGitDirSymlink: a workspace whose .git is a symlink to a git
+// directory inside it runs, and the directory it points at is protected.
+func TestGitDirSymlink(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	ws := sandboxtest.GitWorkspace(t)
+	must(t, os.Rename(filepath.Join(ws, ".git"), filepath.Join(ws, ".repo")))
+	must(t, os.Symlink(".repo", filepath.Join(ws, ".git")))
+	before := sandboxtest.FileState(filepath.Join(ws, ".repo", "config"))
+	sb := sandboxtest.New(t, "workspace", ws, nil)
+	o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh(`git config core.fsmonitor /bin/true; git status --short >/dev/null && echo status-ok`)})
+	if !strings.Contains(o.Stdout, "status-ok") {
+		t.Fatalf("git in a workspace with a .git symlink failed: %s", o)
+	}
+	if sandboxtest.FileState(filepath.Join(ws, ".repo", "config")) != before {
+		t.Errorf("the config behind the .git symlink changed: %s", o)
 	}
 }

@@ -67,6 +67,16 @@ Flags:
 		fmt.Fprintln(stderr, "airlock run: no command given; usage: airlock run [FLAGS] -- CMD [ARGS...]")
 		return 2
 	}
+	// Before the profile reads the workspace's .airlock/: a run whose
+	// supervisor died may have planted a profile there.
+	finished, err := sandbox.FinishInterruptedRuns()
+	for _, d := range finished {
+		fmt.Fprintf(stderr, "airlock: an interrupted earlier run: %s: %s (%s)\n", d.Kind, d.Reason, d.Target)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock:", err)
+		return exitSetup
+	}
 	p, err := pf.build()
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
@@ -84,6 +94,11 @@ Flags:
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	// A closed stdout (airlock run ... | head) must not kill the
+	// supervisor before its end-of-run check: with SIGPIPE caught, the
+	// write fails instead (and the command's own SIGPIPE is its own: a
+	// caught signal is reset to the default on exec).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	wd, _ := os.Getwd()
@@ -125,6 +140,11 @@ Flags:
 		case errors.Is(err, sandbox.ErrNotExecutable):
 			return exitNotExecutable
 		}
+		return exitSetup
+	}
+	if errors.Is(err, sandbox.ErrProtectCheck) {
+		// The workspace may hold what the run planted: never exit 0.
+		fmt.Fprintln(stderr, "airlock:", err)
 		return exitSetup
 	}
 	if err != nil {

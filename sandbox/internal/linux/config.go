@@ -49,6 +49,11 @@ const (
 	// cloning the view's own mount there (never a host path, so a
 	// symlink in the workspace cannot swap in another file).
 	MountReadOnly = "readonly"
+	// MountPin clones the view's own mount at Target onto itself,
+	// writable as it was: the path becomes a mount point, which the
+	// sandbox can neither rename, remove nor replace (EBUSY), while what
+	// is inside stays writable. Used for repositories' git directories.
+	MountPin = "pin"
 )
 
 // Mount is one step of building the mount view.

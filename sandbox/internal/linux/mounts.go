@@ -123,6 +123,8 @@ func applyMount(root int, m Mount, tree int, maskFile, maskDir string) error {
 		return mkdirAllIn(root, rel)
 	case MountReadOnly:
 		return readOnlyInPlace(root, rel, m.Optional)
+	case MountPin:
+		return cloneInPlace(root, rel, m.Optional, false)
 	case MountFile:
 		return fileMount(root, rel, m)
 	}
@@ -286,6 +288,12 @@ func mkdirAllIn(root int, rel string) error {
 // readOnlyInPlace clones the mount tree at rel (inside the new root) and
 // moves the clone, read-only, on top of the same place.
 func readOnlyInPlace(root int, rel string, optional bool) error {
+	return cloneInPlace(root, rel, optional, true)
+}
+
+// cloneInPlace clones the mount tree at rel and moves the clone on top
+// of the same place, read-only if ro.
+func cloneInPlace(root int, rel string, optional, ro bool) error {
 	target, err := openIn(root, rel)
 	if err != nil {
 		if optional && errors.Is(err, unix.ENOENT) {
@@ -299,9 +307,11 @@ func readOnlyInPlace(root int, rel string, optional bool) error {
 		return fmt.Errorf("clone: %w", err)
 	}
 	defer unix.Close(tree)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-		return fmt.Errorf("set read-only: %w", err)
+	if ro {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("set read-only: %w", err)
+		}
 	}
 	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }

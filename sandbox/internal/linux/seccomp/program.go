@@ -156,6 +156,7 @@ func Build(arch string) (Program, error) {
 	a.jumpEq(nr("ioctl"), lIoctl, next)
 	a.jumpEq(nr("socket"), lSocket, next)
 	a.jumpEq(nr("socketpair"), lSocket, next)
+	emitModeDispatch(&a, spec) // modes.go
 	a.ret(unix.SECCOMP_RET_ALLOW)
 
 	// The kernel reads personality, ioctl's cmd, and socket's family and
@@ -185,6 +186,8 @@ func Build(arch string) (Program, error) {
 	a.jumpEq(unix.AF_NETLINK, next, lEAFNOSUPPORT)
 	a.loadWord(offArgLow(2))
 	a.jumpEq(unix.NETLINK_ROUTE, lAllow, lEAFNOSUPPORT)
+
+	emitModeChecks(&a)
 
 	a.mark(lAllow)
 	a.ret(unix.SECCOMP_RET_ALLOW)
@@ -229,5 +232,5 @@ func Blocked() []string {
 			lines = append(lines, fmt.Sprintf("%s: EPERM (%s)", strings.Join(present, ", "), g.why))
 		}
 	}
-	return append(lines, conditional...)
+	return append(append(lines, conditional...), modeConditional...)
 }

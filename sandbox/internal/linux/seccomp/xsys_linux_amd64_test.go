@@ -5,6 +5,18 @@ import "golang.org/x/sys/unix"
 // xsysNumbers is golang.org/x/sys/unix's view of the syscalls in sysnums that
 // amd64 has, to check the hand-written table against.
 var xsysNumbers = map[string]uintptr{
+	"chmod":             unix.SYS_CHMOD,
+	"creat":             unix.SYS_CREAT,
+	"fchmod":            unix.SYS_FCHMOD,
+	"fchmodat":          unix.SYS_FCHMODAT,
+	"fchmodat2":         unix.SYS_FCHMODAT2,
+	"mkdir":             unix.SYS_MKDIR,
+	"mkdirat":           unix.SYS_MKDIRAT,
+	"mknod":             unix.SYS_MKNOD,
+	"mknodat":           unix.SYS_MKNODAT,
+	"open":              unix.SYS_OPEN,
+	"openat":            unix.SYS_OPENAT,
+	"openat2":           unix.SYS_OPENAT2,
 	"acct":              unix.SYS_ACCT,
 	"add_key":           unix.SYS_ADD_KEY,
 	"adjtimex":          unix.SYS_ADJTIMEX,

@@ -5,6 +5,13 @@ import "golang.org/x/sys/unix"
 // xsysNumbers is golang.org/x/sys/unix's view of the syscalls in sysnums that
 // arm64 has, to check the hand-written table against.
 var xsysNumbers = map[string]uintptr{
+	"fchmod":            unix.SYS_FCHMOD,
+	"fchmodat":          unix.SYS_FCHMODAT,
+	"fchmodat2":         unix.SYS_FCHMODAT2,
+	"mkdirat":           unix.SYS_MKDIRAT,
+	"mknodat":           unix.SYS_MKNODAT,
+	"openat":            unix.SYS_OPENAT,
+	"openat2":           unix.SYS_OPENAT2,
 	"acct":              unix.SYS_ACCT,
 	"add_key":           unix.SYS_ADD_KEY,
 	"adjtimex":          unix.SYS_ADJTIMEX,

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/airlockhq/airlock/internal/sandboxtest"
+)
+
+// plantProfile is a run that writes a workspace profile widening every
+// later run (write access to $1), and an editor task, then waits.
+const plantProfile = `mkdir -p .airlock .vscode && printf '[filesystem]\nwrite = ["%s"]\n' "$1" > .airlock/profile.toml && echo '{}' > .vscode/tasks.json && touch ready && sleep 60`
+
+// cliEnv is the environment of an airlock process in these tests: its
+// own HOME, so its run journals are its own.
+func cliEnv(home string) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8"}
+}
+
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	for i := 0; i < 400 && !sandboxtest.Exists(path); i++ {
+		time.Sleep(25 * time.Millisecond)
+	}
+	if !sandboxtest.Exists(path) {
+		t.Fatalf("%s never appeared", path)
+	}
+}
+
+// TestInterruptedRunIsChecked: a supervisor killed outright (SIGKILL from
+// a harness timeout) never runs its end-of-run check. The next start
+// runs it, before the workspace's .airlock/ is read: the profile the
+// killed run planted must not widen the next run.
+func TestInterruptedRunIsChecked(t *testing.T) {
+	bin := buildAirlock(t)
+	home, ws, outside := t.TempDir(), sandboxtest.Workspace(t), t.TempDir()
+	cmd := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", plantProfile, "plant", outside)
+	cmd.Env = cliEnv(home)
+	must(t, cmd.Start())
+	waitFile(t, filepath.Join(ws, "ready"))
+	must(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	// The supervisor died before any check: the planted files are there,
+	// and so is its journal.
+	if !sandboxtest.Exists(filepath.Join(ws, ".airlock", "profile.toml")) {
+		t.Fatal("the killed run's profile is gone before the next start: nothing left to test")
+	}
+	if j, _ := filepath.Glob(filepath.Join(home, ".local/state/airlock/runs/*.json")); len(j) != 1 {
+		t.Fatalf("journals of the killed run: %v", j)
+	}
+
+	next := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", `touch "$1/pwned"; echo next`, "probe", outside)
+	next.Env = cliEnv(home)
+	out, err := next.CombinedOutput()
+	if sandboxtest.Exists(filepath.Join(outside, "pwned")) {
+		t.Errorf("ATTACK SUCCEEDED: the profile a killed run planted widened the next run: %v\n%s", err, out)
+	}
+	for _, name := range []string{".airlock", ".vscode"} {
+		if sandboxtest.Exists(filepath.Join(ws, name)) {
+			t.Errorf("%s planted by the killed run is still in place after the next start\n%s", name, out)
+		}
+	}
+	if !strings.Contains(string(out), "interrupted earlier run") {
+		t.Errorf("the next start did not say what it moved aside:\n%s", out)
+	}
+	if j, _ := filepath.Glob(filepath.Join(home, ".local/state/airlock/runs/*.json")); len(j) != 0 {
+		t.Errorf("journals left: %v", j)
+	}
+
+	// Control: the same profile written on the host does widen a run.
+	ws2 := sandboxtest.Workspace(t)
+	must(t, os.MkdirAll(filepath.Join(ws2, ".airlock"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws2, ".airlock", "profile.toml"), []byte("[filesystem]\nwrite = [\""+outside+"\"]\n"), 0o644))
+	ctl := exec.Command(bin, "run", "--workspace", ws2, "--", "sh", "-c", `touch "$1/pwned"`, "probe", outside)
+	ctl.Env = cliEnv(home)
+	if out, err := ctl.CombinedOutput(); err != nil || !sandboxtest.Exists(filepath.Join(outside, "pwned")) {
+		t.Fatalf("positive control failed: a workspace profile written on the host did not widen the run: %v\n%s", err, out)
+	}
+}
+
+// TestRunSurvivesClosedStdout: `airlock run ... | head` closes the
+// supervisor's stdout while the command still writes. The supervisor
+// must not die of SIGPIPE before its end-of-run check.
+func TestRunSurvivesClosedStdout(t *testing.T) {
+	bin := buildAirlock(t)
+	home, ws := t.TempDir(), sandboxtest.Workspace(t)
+	cmd := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", `mkdir .vscode && echo '{}' > .vscode/tasks.json; i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done; sleep 0.3; echo more`)
+	cmd.Env = cliEnv(home)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	// Like head -n 1: read a little, then close.
+	buf := make([]byte, 16)
+	if _, err := io.ReadFull(stdout, buf); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close()
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			t.Errorf("the supervisor died of %s", ws.Signal())
+		}
+	}
+	if sandboxtest.Exists(filepath.Join(ws, ".vscode")) {
+		t.Error("ATTACK SUCCEEDED: .vscode the run created is in place after the supervisor exited")
+	}
+}
+
+// TestRunFailsWhenCheckFails: an end-of-run check that cannot finish
+// (here the workspace the run started in was moved away on the host and
+// another put in its place) fails the run with exit 125 and says why,
+// even though the command itself succeeded; the next start checks again.
+func TestRunFailsWhenCheckFails(t *testing.T) {
+	bin := buildAirlock(t)
+	home, parent := t.TempDir(), t.TempDir()
+	ws := filepath.Join(parent, "ws")
+	must(t, os.Mkdir(ws, 0o755))
+	cmd := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", `touch ready; sleep 1; echo done`)
+	cmd.Env = cliEnv(home)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	must(t, cmd.Start())
+	waitFile(t, filepath.Join(ws, "ready"))
+	must(t, os.Rename(ws, ws+".moved"))
+	must(t, os.Mkdir(ws, 0o755))
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 125 || !strings.Contains(out.String(), "check of protected paths failed") {
+		t.Errorf("a failed check did not fail the run: %v\n%s", err, out.String())
+	}
+	// Control: the command itself ran to its end.
+	if !strings.Contains(out.String(), "done") {
+		t.Fatalf("positive control failed: the command did not finish\n%s", out.String())
+	}
+	// The next start tries again, and still refuses.
+	code, _, stderr := runCLIEnv(t, bin, cliEnv(home), "run", "--workspace", ws, "--", "true")
+	if code != 125 || !strings.Contains(stderr, "journal") {
+		t.Errorf("the next start ran past an unfinished check: exit %d\n%s", code, stderr)
+	}
+}
+
+func runCLIEnv(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, so.String(), se.String()
+}
+
+// TestPlantedProfileDoesNotWiden: a run that ends normally after
+// planting .airlock/profile.toml leaves nothing a later run reads.
+func TestPlantedProfileDoesNotWiden(t *testing.T) {
+	bin := buildAirlock(t)
+	home, ws, outside := t.TempDir(), sandboxtest.Workspace(t), t.TempDir()
+	plant := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", `mkdir -p .airlock && printf '[filesystem]\nwrite = ["%s"]\n' "$1" > .airlock/profile.toml`, "plant", outside)
+	plant.Env = cliEnv(home)
+	out, _ := plant.CombinedOutput()
+	next := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", `touch "$1/pwned"`, "probe", outside)
+	next.Env = cliEnv(home)
+	out2, _ := next.CombinedOutput()
+	if sandboxtest.Exists(filepath.Join(outside, "pwned")) {
+		t.Errorf("ATTACK SUCCEEDED: a planted workspace profile widened the next run\n%s\n%s", out, out2)
+	}
+	if !strings.Contains(string(out), ".airlock") {
+		t.Errorf("the planting run did not report moving .airlock aside:\n%s", out)
+	}
+}

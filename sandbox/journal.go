@@ -1,0 +1,220 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/profile"
+)
+
+// runJournal is what the end-of-run check of one run needs, written
+// before the helper starts under the host user's state directory. The
+// supervisor holds an exclusive lock on it for the whole run and removes
+// it once the check has passed. A supervisor that dies first (SIGKILL
+// from a harness, SIGPIPE in `airlock run ... | head`) leaves it
+// unlocked; the next start (FinishInterruptedRuns) runs the check then,
+// before it reads anything from a workspace (.airlock/).
+type runJournal struct {
+	RunID     string           `json:"run_id"`
+	Workspace string           `json:"workspace"`
+	Globs     []string         `json:"globs,omitempty"`
+	Roots     []rootState      `json:"roots"`
+	States    []protectedState `json:"states"`
+	DotGits   []string         `json:"dot_gits,omitempty"`
+
+	file *os.File // open and locked while the run lasts
+}
+
+// journalDirs are where run journals may live, in order of preference:
+// $XDG_STATE_HOME/airlock/runs (else ~/.local/state/airlock/runs) of the
+// host user, then $XDG_RUNTIME_DIR/airlock/runs, then airlock-UID/runs
+// under the system temp directory. A run uses the first one no writable
+// path of its profile holds (a journal planted there would make the next
+// start move or chmod paths of the sandbox's choosing); the next start
+// looks in all of them.
+func journalDirs() []string {
+	var dirs []string
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+			base = filepath.Join(home, ".local", "state")
+		}
+	}
+	if base != "" {
+		dirs = append(dirs, filepath.Join(base, "airlock", "runs"))
+	}
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		dirs = append(dirs, filepath.Join(rt, "airlock", "runs"))
+	}
+	return append(dirs, filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Geteuid()), "runs"))
+}
+
+// pickJournalDir returns the first journal directory outside every
+// writable path, made private to this user.
+func pickJournalDir(writable []string) (string, error) {
+	for _, dir := range journalDirs() {
+		inside := false
+		for _, w := range writable {
+			if profile.Within(w, dir) || profile.Within(dir, w) {
+				inside = true
+			}
+		}
+		if inside {
+			continue
+		}
+		if err := privateDir(dir); err != nil {
+			continue
+		}
+		return dir, nil
+	}
+	return "", fmt.Errorf("every place for the run journal (%s) is inside a writable path; set XDG_STATE_HOME to a directory the sandbox cannot write", strings.Join(journalDirs(), ", "))
+}
+
+// privateDir makes dir (and its parent, for the temp-directory case) if
+// missing, and checks it is a real directory owned by this user that no
+// one else can write.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		var s unix.Stat_t
+		if err := unix.Lstat(d, &s); err != nil {
+			return err
+		}
+		if s.Mode&unix.S_IFMT != unix.S_IFDIR || s.Uid != uint32(os.Geteuid()) || (d == dir && s.Mode&0o077 != 0) {
+			return fmt.Errorf("%s is not a private directory of this user", d)
+		}
+	}
+	return nil
+}
+
+// create writes the journal and keeps it locked.
+func (j *runJournal) create(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("run journal: %w", err)
+	}
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, j.RunID+".json")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("run journal: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("run journal: lock: %w", err)
+	}
+	// No fsync: the journal must outlive the supervisor, which the page
+	// cache does; a machine crash ends the sandbox with it, and a
+	// file and directory fsync would cost every run milliseconds.
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("run journal: %w", err)
+	}
+	j.file = f
+	return nil
+}
+
+// finish removes the journal of a run whose check passed, and unlocks it.
+func (j *runJournal) finish() {
+	if j.file == nil {
+		return
+	}
+	os.Remove(j.file.Name())
+	j.file.Close()
+	j.file = nil
+}
+
+// release unlocks the journal but leaves it, for the next start to
+// check again.
+func (j *runJournal) release() {
+	if j.file != nil {
+		j.file.Close()
+		j.file = nil
+	}
+}
+
+// FinishInterruptedRuns runs the end-of-run check of every run whose
+// supervisor died before it could (its journal is left and unlocked).
+// Executor.New calls it; a program that reads workspace files before
+// making an Executor (airlock run reads .airlock/) calls it first, so a
+// file an interrupted run planted there is moved aside before it is
+// read. The error names what could not be checked; such a workspace must
+// be looked at before anything runs in it.
+func FinishInterruptedRuns() ([]Denial, error) {
+	var denials []Denial
+	var errs []error
+	for _, dir := range journalDirs() {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w: read the run journals in %s: %w", ErrProtectCheck, dir, err))
+			continue
+		}
+		if privateDir(dir) != nil {
+			continue // not ours: never act on what it holds
+		}
+		for _, e := range entries {
+			if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			d, err := finishJournal(filepath.Join(dir, e.Name()))
+			denials = append(denials, d...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return denials, errors.Join(errs...)
+}
+
+func finishJournal(path string) ([]Denial, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil // finished by someone else meanwhile
+		}
+		return nil, fmt.Errorf("%w: run journal %s: %w", ErrProtectCheck, path, err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return nil, nil // its run is still going
+	}
+	var s unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &s); err != nil || s.Nlink == 0 {
+		return nil, nil // removed by its run just before the lock
+	}
+	if s.Uid != uint32(os.Geteuid()) || s.Mode&0o077 != 0 {
+		return nil, fmt.Errorf("%w: run journal %s is not this user's private file; remove it", ErrProtectCheck, path)
+	}
+	var j runJournal
+	data, err := readLimited(f, 16<<20)
+	if err == nil {
+		err = json.Unmarshal(data, &j)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: run journal %s: %w; remove it once the workspace has been looked at", ErrProtectCheck, path, err)
+	}
+	denials, err := checkProtected(&j)
+	if err != nil {
+		return denials, fmt.Errorf("interrupted run %s: %w (its journal %s stays until the check passes; remove it by hand once the workspace has been looked at)", j.RunID, err, path)
+	}
+	os.Remove(path)
+	return denials, nil
+}

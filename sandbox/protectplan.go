@@ -1,0 +1,150 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/linux"
+)
+
+// planProtection decides, at compile, what the run protects: the
+// profile's protected entries inside the workspace (unless the whole
+// workspace is read-only), and what host git reads of every repository
+// in the writable trees (gitrepos.go).
+func planProtection(s profile.Spec) protectPlan {
+	ws := s.Workspace
+	pl := protectPlan{ws: ws, globs: globsOf(s.Filesystem.Protected)}
+	if !s.ReadOnlyWorkspace {
+		pl.roots = append(pl.roots, ws)
+	}
+	for _, w := range s.Filesystem.Write {
+		if fi, err := os.Stat(w); err == nil && fi.IsDir() {
+			pl.roots = append(pl.roots, filepath.Clean(w))
+		}
+	}
+	home, _ := os.UserHomeDir()
+	git := discoverGit(pl.roots, home, os.Getenv)
+	pl.present = append(pl.present, git.pins...)
+	pl.present = append(pl.present, git.readOnly...)
+	pl.absent = append(pl.absent, git.absent...)
+	if !s.ReadOnlyWorkspace {
+		for _, rel := range s.Filesystem.Protected {
+			if hasGlob(rel) {
+				continue
+			}
+			path := filepath.Join(ws, rel)
+			if _, err := os.Lstat(path); err == nil {
+				pl.present = append(pl.present, path)
+			} else {
+				pl.absent = append(pl.absent, path)
+			}
+		}
+		pl.present = append(pl.present, protectedPaths(ws, pl.globs)...)
+	}
+	pl.present = uniqueSorted(pl.present)
+	pl.absent = uniqueSorted(pl.absent)
+	pl.pins = git.pins
+	pl.dotgits = git.dotgits
+	return pl
+}
+
+// protectMounts are the view's mounts for the protected paths that
+// exist: pins for git directories, read-only clones for the rest, parents
+// first, nothing beneath a path already read-only.
+func protectMounts(pl protectPlan) []linux.Mount {
+	pinned := map[string]bool{}
+	for _, p := range pl.pins {
+		pinned[p] = true
+	}
+	paths := append([]string(nil), pl.present...)
+	sort.SliceStable(paths, func(i, j int) bool { return depth(paths[i]) < depth(paths[j]) })
+	var ro []string
+	var out []linux.Mount
+	for _, p := range paths {
+		under := false
+		for _, r := range ro {
+			if profile.Within(r, p) {
+				under = true
+				break
+			}
+		}
+		if under {
+			continue
+		}
+		if pinned[p] {
+			out = append(out, linux.Mount{Kind: linux.MountPin, Target: p, Optional: true})
+			continue
+		}
+		ro = append(ro, p)
+		out = append(out, linux.Mount{Kind: linux.MountReadOnly, Target: p, Optional: true})
+	}
+	return out
+}
+
+// startProtection records the protected paths' state and journals it,
+// before the helper starts.
+func (p *Process) startProtection() error {
+	pl := p.plan.protect
+	if len(pl.roots) == 0 {
+		return nil // nothing is writable
+	}
+	roots, states, err := snapshotProtected(pl)
+	if err != nil {
+		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
+	}
+	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits}
+	dir, err := pickJournalDir(pl.roots)
+	if err == nil {
+		err = j.create(dir)
+	}
+	if err != nil {
+		return &SetupError{Step: "run journal", Err: err}
+	}
+	p.journal = j
+	return nil
+}
+
+// finishProtection runs the end-of-run check once every process of the
+// run is gone. The journal is removed only when the check passed; else
+// the next start tries again.
+func (p *Process) finishProtection() ([]Denial, error) {
+	j := p.journal
+	if j == nil {
+		return nil, nil
+	}
+	p.journal = nil
+	denials, err := checkProtected(j)
+	if err != nil {
+		path := j.file.Name()
+		j.release()
+		return denials, fmt.Errorf("%w (the next start checks again; its journal %s stays until the check passes, remove it by hand once the workspace has been looked at)", err, path)
+	}
+	j.finish()
+	return denials, nil
+}
+
+// protectedPathsStatus is the Report's line for protected paths. What
+// exists at the start is kept from the run by mounts; a protected name
+// that does not exist yet can be created during the run and is moved
+// aside only when it ends (or by the next start, if the supervisor
+// died), so host tools that run meanwhile can act on it. Refusing its
+// creation needs a seccomp guard on entry-creating calls, which this
+// version does not have: the line is degraded wherever anything is
+// writable.
+func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
+	st := GuaranteeStatus{Guarantee: profile.ProtectedPaths}
+	switch {
+	case s.ReadOnlyWorkspace && len(s.Filesystem.Write) == 0:
+		st.Status, st.Reason = NotApplied, "nothing the host can see is writable"
+	case !h.UserNamespaces:
+		st.Status, st.Reason = Unavailable, "user namespaces unavailable: "+h.UserNSReason
+	default:
+		st.Status = Degraded
+		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; journaled end-of-run check"
+		st.Reason = "a protected name absent at start (.git in a workspace without one, a new nested repository, .vscode, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs during the run can act on it; the workspace's own mode and owner are put back at the end, not held"
+	}
+	return st
+}
