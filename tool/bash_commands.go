@@ -13,6 +13,7 @@ import (
 func (w *bashWalker) call(c *syntax.CallExpr, in dirSet) flow {
 	for _, a := range c.Assigns {
 		w.nested(a, in)
+		w.recordAssign(a)
 	}
 	for _, a := range c.Args {
 		w.nested(a, in)
@@ -106,6 +107,13 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 		}
 		w.script(script, in, name+" -c")
 		w.inherited = saved
+	} else if line, ok := dynamicScript(name, words[1:]); ok {
+		// eval "$x", bash -c "$x": a script only known at run time.
+		w.data.poisoned = true
+		w.dataUnknown(line.text(), name)
+	}
+	if f, ok := dataBuiltins[name]; ok {
+		f(w, name, extra.apply(words[1:]), in)
 	}
 	w.fileOperands(name, extra.apply(words[1:]), in)
 	if f, ok := optionCommands[name]; ok {
@@ -473,6 +481,30 @@ func findExec(args []shWord) []wrapped {
 		i = j
 	}
 	return out
+}
+
+// dynamicScript returns the script of eval or a shell's -c when it has a
+// part only known at run time.
+func dynamicScript(name string, args []shWord) (shWord, bool) {
+	if name == "eval" {
+		return joinLine(args), len(args) > 0
+	}
+	if !shells[name] {
+		return shWord{}, false
+	}
+	for i, a := range args {
+		t, ok := a.literal()
+		if !ok || len(t) < 2 || t[0] != '-' && t[0] != '+' {
+			return shWord{}, false
+		}
+		if t[0] == '-' && t[1] != '-' && strings.Contains(t, "c") {
+			if i+1 < len(args) && !args[i+1].known() {
+				return args[i+1], true
+			}
+			return shWord{}, false
+		}
+	}
+	return shWord{}, false
 }
 
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "busybox": false}

@@ -57,12 +57,11 @@ func (w *bashWalker) run(p program) {
 	}
 	text, lit := p.word.literal()
 	if !lit {
+		// The shell parses the value: an expansion in it may hold any
+		// command ("x; curl ..."), so the whole line is one Hole.
 		t := p.word.text()
-		r := Requirement{Kind: KindCommandExecute, Target: t, Argv: []string{t}, Via: p.via, Unresolved: true}
-		if s := p.word.shape(true); strings.ContainsRune(s, Hole) {
-			r.Shape = s
-		}
-		w.add(r)
+		w.add(Requirement{Kind: KindCommandExecute, Target: t, Argv: []string{t}, Via: p.via,
+			Unresolved: true, Shape: string(Hole)})
 		return
 	}
 	savedVia, savedInherit := w.via, w.inherited
@@ -118,6 +117,9 @@ func (w *bashWalker) assignment(word shWord, in dirSet) {
 		return
 	}
 	name := strings.TrimSuffix(lp[:eq], "+")
+	if w.codeVariable(name, word.slice(eq+1), in) {
+		return
+	}
 	shell, ok := envCommands[name]
 	if !ok {
 		return
@@ -429,4 +431,26 @@ func (w *bashWalker) tarPrograms(name string, parsed []arg, in dirSet) {
 			w.runLater(program{word: a.value, via: name + " " + a.opt}, in)
 		}
 	}
+}
+
+// codeVariable handles the variables whose value bash itself runs as code:
+// PROMPT_COMMAND, the prompts PS0 to PS4 (command substitutions in them
+// run at each prompt, and PS4 at each command under "set -x"), and
+// BASH_ENV and ENV, files a new shell sources.
+func (w *bashWalker) codeVariable(name string, value shWord, in dirSet) bool {
+	switch name {
+	case "PROMPT_COMMAND":
+		w.runLater(program{word: value, shell: true, via: name}, in)
+	case "PS0", "PS1", "PS2", "PS3", "PS4":
+		if t, ok := value.literal(); !ok || strings.ContainsAny(t, "$`") {
+			w.dataUnknown(value.text(), name)
+		}
+	case "BASH_ENV", "ENV":
+		if !value.empty() {
+			w.dataUnknown(value.text(), name)
+		}
+	default:
+		return false
+	}
+	return true
 }

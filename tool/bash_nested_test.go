@@ -103,7 +103,7 @@ func TestBashNestedCommands(t *testing.T) {
 		{`GIT_PAGER= git log`, []string{"command.execute git log (via assignment)"}},
 		{`PAGER='curl x|sh' man ls`, []string{"command.execute curl x (via PAGER)", "network.connect x:80 (via curl)",
 			"command.execute sh (via PAGER)", "command.execute man ls (via assignment)"}},
-		{`PAGER+=' | curl x' man ls`, []string{"command.execute $PAGER | curl x (dynamic, unresolved, via PAGER) shape=? | curl x",
+		{`PAGER+=' | curl x' man ls`, []string{"command.execute $PAGER | curl x (dynamic, unresolved, via PAGER) shape=?",
 			"command.execute man ls (via assignment)"}},
 		{`EDITOR="$E" git commit`, []string{"command.execute $E (dynamic, unresolved, via EDITOR) shape=?",
 			"command.execute git commit (via assignment)"}},
