@@ -62,6 +62,9 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 		}
 	}
 	r := Requirement{Kind: KindCommandExecute, Target: text.String(), Argv: argv, Via: via}
+	if len(assigns) == 0 {
+		r.Canon = canonical(words)
+	}
 	if hole {
 		r.Shape = shape.String()
 	}
@@ -252,7 +255,8 @@ var wrapperOptions = map[string]string{
 	"stdbuf": "ioe", "time": "fo", "xargs": "IaEdLnPs", "chrt": "", "taskset": "",
 	"timeout": "sk", "caffeinate": "", "unbuffer": "", "flock": "wE", "strace": "eoOpPsSu",
 	"watch": "nd", "unshare": "SGRw", "chroot": "", "nsenter": "tSG", "prlimit": "p",
-	"setpriv": "", "pkexec": "",
+	"setpriv": "", "pkexec": "", "busybox": "", "toybox": "", "fakeroot": "", "eatmydata": "",
+	"proxychains": "", "proxychains4": "", "torsocks": "", "dbus-run-session": "", "tini": "", "dumb-init": "",
 }
 
 // wrapperLongOptions lists the long options of wrappers whose argument

@@ -13,6 +13,8 @@ type program struct {
 	// shell: word is a command line, handed to "sh -c" or split into
 	// words by the program itself; otherwise it is one program's name.
 	shell bool
+	// args are the program's arguments, when word names a program.
+	args []shWord
 	// via names the option or variable ("ssh -o ProxyCommand").
 	via string
 	// inherit is what the program replaces in its command line for each
@@ -52,7 +54,7 @@ func (w *bashWalker) run(p program) {
 		return
 	}
 	if !p.shell {
-		w.emit([]shWord{p.word}, nil, in, p.via, operandSource{})
+		w.emit(append([]shWord{p.word}, p.args...), nil, in, p.via, operandSource{})
 		return
 	}
 	text, lit := p.word.literal()
@@ -93,6 +95,7 @@ var optionCommands = map[string]func(w *bashWalker, name string, args []shWord, 
 	"parallel": parallelPrograms,
 	"env":      envPrograms, "sudo": envPrograms, "doas": envPrograms, "export": envPrograms,
 	"declare": envPrograms, "typeset": envPrograms, "local": envPrograms, "readonly": envPrograms,
+	"npm": npmPrograms, "npx": npmPrograms,
 }
 
 // envCommands are the variables that name a program other programs run:
@@ -105,7 +108,8 @@ var envCommands = map[string]bool{
 	"EDITOR": true, "VISUAL": true, "SUDO_EDITOR": true, "LESSOPEN": true, "LESSCLOSE": true,
 	"RSYNC_RSH": true,
 	"GIT_SSH":   false, "GIT_ASKPASS": false, "SSH_ASKPASS": false, "SUDO_ASKPASS": false,
-	"GIT_PROXY_COMMAND": false,
+	"GIT_PROXY_COMMAND": false, "npm_config_script_shell": false, "NPM_CONFIG_SCRIPT_SHELL": false,
+	"npm_config_shell": false, "NPM_CONFIG_SHELL": false,
 }
 
 // assignment adds the program a "NAME=value" word sets, when NAME is one
@@ -445,11 +449,19 @@ func (w *bashWalker) codeVariable(name string, value shWord, in dirSet) bool {
 		if t, ok := value.literal(); !ok || strings.ContainsAny(t, "$`") {
 			w.dataUnknown(value.text(), name)
 		}
-	case "BASH_ENV", "ENV":
+	case "BASH_ENV", "ENV", "GIT_EXEC_PATH", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+		"GIT_CONFIG_PARAMETERS", "npm_config_userconfig", "NPM_CONFIG_USERCONFIG",
+		"npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG":
+		// A file a shell sources; where git finds its programs and
+		// configuration; npm's configuration (script-shell).
 		if !value.empty() {
 			w.dataUnknown(value.text(), name)
 		}
 	default:
+		if strings.HasPrefix(name, "GIT_CONFIG_VALUE_") && !value.empty() {
+			w.dataUnknown(value.text(), name)
+			return true
+		}
 		return false
 	}
 	return true

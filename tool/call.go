@@ -101,6 +101,9 @@ type Requirement struct {
 	// Unparsed marks a command the shell parser rejected. Target is the
 	// raw text. It is never allowed without asking.
 	Unparsed bool `json:"unparsed,omitempty"`
+	// Canon is a command's canonical form (bash_canon.go), which rules
+	// are compared with; nil when its program is only known at run time.
+	Canon *CommandForm `json:"-"`
 }
 
 // Exact reports whether the requirement's target is fully known: no Hole,

@@ -1,0 +1,173 @@
+package rules
+
+import (
+	"strings"
+
+	"github.com/airlockhq/airlock/tool"
+)
+
+// A Bash rule is compared with a command's canonical form as well as with
+// its text (docs/RULES.md): the rule's literal leading words are put in
+// the same form as commands are (tool.CanonicalCommand), so that
+// "Bash(rm -rf:*)" is rm with the flags -f and -r, whatever else the
+// command has and however it spells them. Deny and ask rules match the
+// written text or the canonical form; allow rules match the canonical form
+// only, so that a spelling that hides an action (a global option, a path)
+// is judged by the action.
+
+// canonPattern is a Bash rule in canonical form.
+type canonPattern struct {
+	// words are the program and its subcommand: the rule's place in the
+	// canonical index.
+	words []string
+	// flags are the flags the command must have (sorted).
+	flags []string
+	// rest matches what follows the words and flags: the command's
+	// further subcommand words, its other flags, then the rest; short is
+	// rest without a trailing " *", which may match nothing.
+	rest, short *glob
+}
+
+// compileCanonical puts a Bash specifier in canonical form, or returns nil
+// when its first word has a wildcard.
+func compileCanonical(spec string) *canonPattern {
+	fields := strings.Fields(spec)
+	n := 0
+	for n < len(fields) && !strings.ContainsAny(fields[n], `*\`+string(tool.Hole)) {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	c := tool.CanonicalCommand(fields[:n])
+	if c == nil {
+		return nil
+	}
+	rest := strings.Join(append(append([]string(nil), c.Rest...), fields[n:]...), " ")
+	cp := &canonPattern{words: append([]string{c.Name}, c.Words...), flags: c.Flags, rest: compileCommand(rest)}
+	if s, ok := strings.CutSuffix(rest, " *"); ok {
+		cp.short = compileCommand(s)
+	}
+	return cp
+}
+
+// canonSubject is a command's canonical form prepared for matching.
+type canonSubject struct {
+	form *tool.CommandForm
+	// key is the program and subcommand words; loose is key with the
+	// program's last path element, when that differs ("./rm" is "rm" to
+	// a deny rule).
+	key, loose []string
+	full       string // the whole form as text, for rules with no canonical form
+}
+
+func newCanonSubject(f *tool.CommandForm) *canonSubject {
+	cs := &canonSubject{form: f, key: append([]string{f.Name}, f.Words...)}
+	if i := strings.LastIndexByte(f.Name, '/'); i >= 0 && i < len(f.Name)-1 {
+		cs.loose = append([]string{f.Name[i+1:]}, f.Words...)
+	}
+	return cs
+}
+
+// text is the form as one line from the key word at depth on: further
+// words, the flags the rule does not name, then the rest.
+func (cs *canonSubject) text(depth int, key []string, skip []string) string {
+	var b strings.Builder
+	sep := func() {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+	}
+	for _, w := range key[depth:] {
+		sep()
+		b.WriteString(w)
+	}
+	j := 0
+	for _, f := range cs.form.Flags {
+		for j < len(skip) && skip[j] < f {
+			j++
+		}
+		if j < len(skip) && skip[j] == f {
+			continue
+		}
+		sep()
+		b.WriteString(f)
+	}
+	for _, r := range cs.form.Rest {
+		sep()
+		b.WriteString(r)
+	}
+	return b.String()
+}
+
+// matchCanon reports whether the rule, found at depth in the canonical
+// index by key, matches the command's canonical form.
+func (p *Pattern) matchCanon(cs *canonSubject, key []string, depth int, mode matchMode) bool {
+	cp := p.canon
+	if cp == nil || len(cp.words) != depth {
+		return false
+	}
+	have := cs.form.Flags
+	j := 0
+	for _, f := range cp.flags {
+		for j < len(have) && have[j] < f {
+			j++
+		}
+		if j < len(have) && have[j] == f {
+			continue
+		}
+		if mode != conservative || !cs.form.Open {
+			return false
+		}
+	}
+	text := cs.text(depth, key, cp.flags)
+	if matchText(cp.rest, text, mode) {
+		return true
+	}
+	return cp.short != nil && matchText(cp.short, text, mode)
+}
+
+// matchText matches a command glob against text that may hold Holes.
+func matchText(g *glob, text string, mode matchMode) bool {
+	if !strings.ContainsRune(text, tool.Hole) {
+		return g.matchString(text)
+	}
+	return g.match([]rune(text), mode)
+}
+
+// fullText is the whole canonical form as one line.
+func (cs *canonSubject) fullText() string {
+	if cs.full == "" {
+		cs.full = cs.text(0, cs.key, nil)
+	}
+	return cs.full
+}
+
+// matchCanonical finds the rules of x that match the command's canonical
+// form, calling try with each candidate list and a matcher.
+func (x *index) matchCanonical(cs *canonSubject, mode matchMode, try func([]*Rule, func(*Pattern) bool)) {
+	walk := func(key []string) {
+		n := x.canon
+		for depth := 0; n != nil; depth++ {
+			d := depth
+			try(n.rules, func(p *Pattern) bool { return p.matchCanon(cs, key, d, mode) })
+			if depth == len(key) {
+				break
+			}
+			n = n.children[key[depth]]
+		}
+	}
+	walk(cs.key)
+	if mode == conservative && cs.loose != nil {
+		walk(cs.loose)
+	}
+	// Rules whose program is a wildcard compare their text with the
+	// whole form.
+	try(x.canonOther, func(p *Pattern) bool {
+		text := cs.fullText()
+		if matchText(p.cmd, text, mode) {
+			return true
+		}
+		return p.short != nil && matchText(p.short, text, mode)
+	})
+}
