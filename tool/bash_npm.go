@@ -27,7 +27,7 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 			}
 			break
 		}
-		opt, value, eq := strings.Cut(a, "=")
+		opt, _, eq := strings.Cut(a, "=")
 		var v shWord
 		switch {
 		case eq:
@@ -36,7 +36,6 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 			i++
 			v = args[i]
 		}
-		_ = value
 		if shell, ok := npmProgramOptions[opt]; ok && (eq || !v.empty()) {
 			w.runLater(program{word: v, shell: shell, via: name + " " + opt}, in)
 			if opt == "--call" || opt == "-c" {
@@ -44,7 +43,7 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 			}
 			continue
 		}
-		if opt == "--userconfig" || opt == "--globalconfig" {
+		if opt == "--userconfig" || opt == "--globalconfig" || opt == "--node-options" {
 			w.dataUnknown(v.text(), name+" "+opt)
 			continue
 		}
