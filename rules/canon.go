@@ -149,8 +149,10 @@ func (x *index) matchCanonical(cs *canonSubject, mode matchMode, try func([]*Rul
 	walk := func(key []string) {
 		n := x.canon
 		for depth := 0; n != nil; depth++ {
-			d := depth
-			try(n.rules, func(p *Pattern) bool { return p.matchCanon(cs, key, d, mode) })
+			if len(n.rules) > 0 {
+				d := depth
+				try(n.rules, func(p *Pattern) bool { return p.matchCanon(cs, key, d, mode) })
+			}
 			if depth == len(key) {
 				break
 			}
@@ -163,6 +165,9 @@ func (x *index) matchCanonical(cs *canonSubject, mode matchMode, try func([]*Rul
 	}
 	// Rules whose program is a wildcard compare their text with the
 	// whole form.
+	if len(x.canonOther) == 0 {
+		return
+	}
 	try(x.canonOther, func(p *Pattern) bool {
 		text := cs.fullText()
 		if matchText(p.cmd, text, mode) {

@@ -41,6 +41,12 @@ func (sw shWord) text() string {
 // shape is the word with every expansion as a Hole. With globs set, the
 // unquoted glob and brace characters are Holes too.
 func (sw shWord) shape(globs bool) string {
+	if len(sw.pieces) == 1 {
+		p := sw.pieces[0]
+		if !p.expansion && !p.wild && (!globs || p.quoted || !strings.ContainsAny(p.text, "*?[{")) {
+			return p.text
+		}
+	}
 	var b strings.Builder
 	for _, p := range sw.pieces {
 		switch {
