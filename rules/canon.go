@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/airlockhq/airlock/tool"
@@ -97,7 +98,7 @@ func (cs *canonSubject) text(depth int, key []string, skip []string) string {
 		sep()
 		b.WriteString(r)
 	}
-	return b.String()
+	return collapseSpace(b.String()) // as in rule text: "a  b" is "a b"
 }
 
 // matchCanon reports whether the rule, found at depth in the canonical
@@ -175,4 +176,23 @@ func (x *index) matchCanonical(cs *canonSubject, mode matchMode, try func([]*Rul
 		}
 		return p.short != nil && matchText(p.short, text, mode)
 	})
+}
+
+// matchCanonOne is matchCanonical for one rule.
+func (p *Pattern) matchCanonOne(cs *canonSubject, mode matchMode) bool {
+	if p.canon == nil {
+		text := cs.fullText()
+		return matchText(p.cmd, text, mode) || p.short != nil && matchText(p.short, text, mode)
+	}
+	keys := [][]string{cs.key}
+	if mode == conservative && cs.loose != nil {
+		keys = append(keys, cs.loose)
+	}
+	for _, key := range keys {
+		d := len(p.canon.words)
+		if d <= len(key) && slices.Equal(key[:d], p.canon.words) && p.matchCanon(cs, key, d, mode) {
+			return true
+		}
+	}
+	return false
 }

@@ -336,6 +336,15 @@ func (p *Pattern) Matches(r tool.Requirement, conservatively bool) bool {
 	if conservatively {
 		mode = conservative
 	}
+	if p.Kind == tool.KindCommandExecute && !p.all && r.Kind == p.Kind && r.Canon != nil && !r.Unparsed &&
+		!(mode == strict && r.Unresolved) {
+		if p.matchCanonOne(newCanonSubject(r.Canon), mode) {
+			return true
+		}
+		if mode == strict {
+			return false
+		}
+	}
 	return p.match(newSubject(&r), mode)
 }
 
