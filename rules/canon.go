@@ -32,19 +32,29 @@ type canonPattern struct {
 // compileCanonical puts a Bash specifier in canonical form, or returns nil
 // when its first word has a wildcard.
 func compileCanonical(spec string) *canonPattern {
-	fields := strings.Fields(spec)
-	n := 0
-	for n < len(fields) && !strings.ContainsAny(fields[n], `*\`+string(tool.Hole)) {
-		n++
+	// Words are split where compileCommand sees blanks.
+	fields := strings.FieldsFunc(spec, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' })
+	var words []string
+	for _, f := range fields {
+		w, ok := unescapeLiteral(f)
+		if !ok {
+			break
+		}
+		words = append(words, w)
 	}
+	n := len(words)
 	if n == 0 {
 		return nil
 	}
-	c := tool.CanonicalCommand(fields[:n])
+	c := tool.CanonicalCommand(words)
 	if c == nil {
 		return nil
 	}
-	rest := strings.Join(append(append([]string(nil), c.Rest...), fields[n:]...), " ")
+	parts := make([]string, 0, len(c.Rest)+len(fields)-n)
+	for _, r := range c.Rest {
+		parts = append(parts, escapeGlob(r))
+	}
+	rest := strings.Join(append(parts, fields[n:]...), " ")
 	cp := &canonPattern{words: append([]string{c.Name}, c.Words...), flags: c.Flags, rest: compileCommand(rest)}
 	if s, ok := strings.CutSuffix(rest, " *"); ok {
 		cp.short = compileCommand(s)
@@ -98,7 +108,13 @@ func (cs *canonSubject) text(depth int, key []string, skip []string) string {
 		sep()
 		b.WriteString(r)
 	}
-	return collapseSpace(b.String()) // as in rule text: "a  b" is "a b"
+	// As in rule text, runs of blanks are one space, and an empty or
+	// blank word leaves none.
+	t := b.String()
+	if strings.HasPrefix(t, " ") || strings.HasSuffix(t, " ") {
+		return strings.Join(strings.Fields(t), " ")
+	}
+	return collapseSpace(t)
 }
 
 // matchCanon reports whether the rule, found at depth in the canonical
@@ -195,4 +211,26 @@ func (p *Pattern) matchCanonOne(cs *canonSubject, mode matchMode) bool {
 		}
 	}
 	return false
+}
+
+// unescapeLiteral returns a word of rule text without its escapes, when it
+// has no wildcard.
+func unescapeLiteral(s string) (string, bool) {
+	if strings.ContainsRune(s, tool.Hole) {
+		return "", false
+	}
+	if !strings.ContainsAny(s, `*\`) {
+		return s, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '*':
+			return "", false
+		case s[i] == '\\' && i+1 < len(s):
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), true
 }

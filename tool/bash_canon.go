@@ -61,8 +61,8 @@ func canonical(words []shWord) *CommandForm {
 		return nil
 	}
 	name, ok := words[0].literal()
-	if !ok || name == "" {
-		return nil
+	if !ok || name == "" || words[0].hasGlob() {
+		return nil // "$x", "r*": which program runs is only known at run time
 	}
 	for _, d := range systemBinDirs {
 		if rest, ok := strings.CutPrefix(name, d); ok && rest != "" && !strings.Contains(rest, "/") {
@@ -94,9 +94,17 @@ func canonical(words []shWord) *CommandForm {
 		for _, a := range args {
 			c.Rest = append(c.Rest, a.shape(false))
 		}
-		return c
+	} else {
+		spec.split(c, args)
 	}
-	spec.split(c, args)
+	// A program, subcommand or flag with a blank in it ("'rm -rf' x")
+	// has no canonical form: rule text splits words at blanks, so it
+	// could not name it. Such a command is compared by its text alone.
+	for _, s := range append(append([]string{c.Name}, c.Words...), c.Flags...) {
+		if strings.ContainsAny(s, " \t\n") {
+			return nil
+		}
+	}
 	return c
 }
 
@@ -178,11 +186,11 @@ func (s canonSpec) split(c *CommandForm, args []shWord) {
 		word := args[i]
 		t, lit := word.literal()
 		switch {
-		case !lit:
+		case !lit || !endOpts && word.hasGlob():
 			if !endOpts {
-				c.Open = true // "$opts" may be any flags
+				c.Open = true // "$opts" and "-*" may be any flags
 			}
-			c.Rest = append(c.Rest, word.shape(false))
+			c.Rest = append(c.Rest, word.shape(true))
 			continue
 		case endOpts || len(t) < 2 || t[0] != '-' || s.operand != nil && s.operand(t):
 			c.Rest = append(c.Rest, word.shape(false))
