@@ -262,6 +262,7 @@ var wrapperOptions = map[string]string{
 	"watch": "nd", "unshare": "SGRw", "chroot": "", "nsenter": "tSG", "prlimit": "p",
 	"setpriv": "", "pkexec": "", "busybox": "", "toybox": "", "fakeroot": "", "eatmydata": "",
 	"proxychains": "", "proxychains4": "", "torsocks": "", "dbus-run-session": "", "tini": "", "dumb-init": "",
+	"tsocks": "", "catchsegv": "", "valgrind": "", "ltrace": "eopsuanADFlxw", "sshpass": "pfdP", "firejail": "",
 }
 
 // wrapperLongOptions lists the long options of wrappers whose argument

@@ -33,6 +33,9 @@ type dataFlow struct {
 	// ints are the variables declared integer: every value assigned to
 	// them is evaluated as arithmetic.
 	ints []string
+	// assoc are the variables declared associative: their subscripts are
+	// strings, not arithmetic.
+	assoc map[string]bool
 	// poisoned: something assigned variables the parser cannot see
 	// (source, a dynamic declare or read name): no variable is known.
 	poisoned bool
@@ -351,6 +354,9 @@ func (w *bashWalker) dataNode(n syntax.Node) {
 			w.recordWord(n.Name.Value, w.render(item))
 		}
 	case *syntax.Assign:
+		if n.Name != nil && w.data.assoc[n.Name.Value] {
+			return
+		}
 		w.arith(n.Index, "array subscript")
 		if n.Array != nil {
 			for _, e := range n.Array.Elems {
@@ -390,7 +396,7 @@ func (w *bashWalker) paramExp(p *syntax.ParamExp) {
 		strings.ContainsAny(p.Exp.Word.Lit(), "P") {
 		w.useVar(p.Param.Value, text, "prompt expansion")
 	}
-	if p.Index != nil && !whole {
+	if p.Index != nil && !whole && !w.data.assoc[p.Param.Value] {
 		w.arith(p.Index, "array subscript")
 	}
 	if p.Slice != nil {
@@ -495,7 +501,7 @@ func (w *bashWalker) arithParam(p *syntax.ParamExp, text, via string) {
 // and evaluate: "-i" makes every value of a name arithmetic, "-n" makes a
 // name refer to another, a name only known at run time may be anything.
 func (w *bashWalker) declData(c *syntax.DeclClause) {
-	integer, ref := false, c.Variant.Value == "nameref"
+	integer, ref, assoc := false, c.Variant.Value == "nameref", false
 	for _, a := range c.Args {
 		if !a.Naked || a.Value == nil {
 			continue
@@ -503,6 +509,17 @@ func (w *bashWalker) declData(c *syntax.DeclClause) {
 		if t, ok := w.render(a.Value).literal(); ok && (strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+")) {
 			integer = integer || strings.Contains(t[1:], "i") && t[0] == '-'
 			ref = ref || strings.Contains(t[1:], "n") && t[0] == '-'
+			assoc = assoc || strings.Contains(t[1:], "A") && t[0] == '-'
+		}
+	}
+	if assoc {
+		for _, a := range c.Args {
+			if a.Name != nil {
+				if w.data.assoc == nil {
+					w.data.assoc = map[string]bool{}
+				}
+				w.data.assoc[a.Name.Value] = true
+			}
 		}
 	}
 	for _, a := range c.Args {
