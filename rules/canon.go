@@ -3,6 +3,7 @@ package rules
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/airlockhq/airlock/tool"
 )
@@ -70,14 +71,21 @@ type canonSubject struct {
 	// a deny rule).
 	key, loose []string
 	full       string // the whole form as text, for rules with no canonical form
+	buf        [2]string
 }
 
 func newCanonSubject(f *tool.CommandForm) *canonSubject {
-	cs := &canonSubject{form: f, key: append([]string{f.Name}, f.Words...)}
+	cs := &canonSubject{}
+	cs.init(f)
+	return cs
+}
+
+func (cs *canonSubject) init(f *tool.CommandForm) {
+	cs.form = f
+	cs.key = append(append(cs.buf[:0], f.Name), f.Words...)
 	if i := strings.LastIndexByte(f.Name, '/'); i >= 0 && i < len(f.Name)-1 {
 		cs.loose = append([]string{f.Name[i+1:]}, f.Words...)
 	}
-	return cs
 }
 
 // text is the form as one line from the key word at depth on: further
@@ -137,6 +145,9 @@ func (p *Pattern) matchCanon(cs *canonSubject, key []string, depth int, mode mat
 			return false
 		}
 	}
+	if cp.rest.kind == shapePrefix && cp.rest.prefix == "" {
+		return true // "*": whatever follows
+	}
 	text := cs.text(depth, key, cp.flags)
 	if matchText(cp.rest, text, mode) {
 		return true
@@ -160,38 +171,37 @@ func (cs *canonSubject) fullText() string {
 	return cs.full
 }
 
+// finder keeps the best matching rule of one Set.Match.
+type finder struct {
+	now  time.Time
+	mode matchMode
+	best *Rule
+}
+
+// better reports whether rule could beat the best so far: lists are in
+// seq order, so after a worse one nothing better follows.
+func (f *finder) better(rule *Rule) bool {
+	return f.best == nil || rule.seq < f.best.seq
+}
+
 // matchCanonical finds the rules of x that match the command's canonical
-// form, calling try with each candidate list and a matcher.
-func (x *index) matchCanonical(cs *canonSubject, mode matchMode, try func([]*Rule, func(*Pattern) bool)) {
-	walk := func(key []string) {
-		n := x.canon
-		for depth := 0; n != nil; depth++ {
-			if len(n.rules) > 0 {
-				d := depth
-				try(n.rules, func(p *Pattern) bool { return p.matchCanon(cs, key, d, mode) })
-			}
-			if depth == len(key) {
-				break
-			}
-			n = n.children[key[depth]]
-		}
-	}
-	walk(cs.key)
-	if mode == conservative && cs.loose != nil {
-		walk(cs.loose)
+// form.
+func (x *index) matchCanonical(cs *canonSubject, f *finder) {
+	x.walkCanonical(cs, cs.key, f)
+	if f.mode == conservative && cs.loose != nil {
+		x.walkCanonical(cs, cs.loose, f)
 	}
 	// Rules whose program is a wildcard compare their text with the
 	// whole form.
-	if len(x.canonOther) == 0 {
-		return
-	}
-	try(x.canonOther, func(p *Pattern) bool {
-		text := cs.fullText()
-		if matchText(p.cmd, text, mode) {
-			return true
+	for _, rule := range x.canonOther {
+		if !f.better(rule) {
+			break
 		}
-		return p.short != nil && matchText(p.short, text, mode)
-	})
+		if !rule.Expired(f.now) && rule.Pattern.matchCanonOne(cs, f.mode) {
+			f.best = rule
+			break
+		}
+	}
 }
 
 // matchCanonOne is matchCanonical for one rule.
@@ -233,4 +243,24 @@ func unescapeLiteral(s string) (string, bool) {
 		b.WriteByte(s[i])
 	}
 	return b.String(), true
+}
+
+// walkCanonical tries the rules on the path of key in the canonical index.
+func (x *index) walkCanonical(cs *canonSubject, key []string, f *finder) {
+	n := x.canon
+	for depth := 0; n != nil; depth++ {
+		for _, rule := range n.rules {
+			if !f.better(rule) {
+				break
+			}
+			if !rule.Expired(f.now) && rule.Pattern.matchCanon(cs, key, depth, f.mode) {
+				f.best = rule
+				break
+			}
+		}
+		if depth == len(key) {
+			break
+		}
+		n = n.children[key[depth]]
+	}
 }

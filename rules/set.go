@@ -175,29 +175,28 @@ func (s *Set) Match(effect Effect, r tool.Requirement, now time.Time) *Rule {
 	}
 	x := &s.by[effect.rank()]
 	subj := newSubject(&r)
-	var best *Rule
-	tryWith := func(list []*Rule, matches func(*Pattern) bool) {
+	f := finder{now: now, mode: mode}
+	try := func(list []*Rule) {
 		for _, rule := range list {
-			if best != nil && rule.seq >= best.seq {
+			if !f.better(rule) {
 				return // lists are in seq order: nothing better follows
 			}
-			if rule.Expired(now) || !matches(rule.Pattern) {
+			if rule.Expired(now) || !rule.Pattern.match(subj, mode) {
 				continue
 			}
-			best = rule
+			f.best = rule
 			return
 		}
 	}
-	written := func(p *Pattern) bool { return p.match(subj, mode) }
-	try := func(list []*Rule) { tryWith(list, written) }
 	try(x.all[r.Kind])
 	switch r.Kind {
 	case tool.KindCommandExecute:
 		// The canonical form decides allow rules; deny and ask rules
 		// match it or the written text (canon.go).
-		canon := r.Canon != nil && !r.Unparsed && !(mode == strict && r.Unresolved)
-		if canon {
-			x.matchCanonical(newCanonSubject(r.Canon), mode, tryWith)
+		if r.Canon != nil && !r.Unparsed && !(mode == strict && r.Unresolved) {
+			var cs canonSubject
+			cs.init(r.Canon)
+			x.matchCanonical(&cs, &f)
 			if mode == strict {
 				break
 			}
@@ -249,7 +248,7 @@ func (s *Set) Match(effect Effect, r tool.Requirement, now time.Time) *Rule {
 		try(x.tool[r.Target])
 		try(x.toolPfx)
 	}
-	return best
+	return f.best
 }
 
 func parentDir(p string) string {

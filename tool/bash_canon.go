@@ -91,8 +91,9 @@ func canonical(words []shWord) *CommandForm {
 		known = false
 	}
 	if !known {
-		for _, a := range args {
-			c.Rest = append(c.Rest, a.shape(false))
+		c.Rest = make([]string, len(args))
+		for i, a := range args {
+			c.Rest[i] = a.shape(false)
 		}
 	} else {
 		spec.split(c, args)
@@ -100,10 +101,9 @@ func canonical(words []shWord) *CommandForm {
 	// A program, subcommand or flag with a blank in it ("'rm -rf' x")
 	// has no canonical form: rule text splits words at blanks, so it
 	// could not name it. Such a command is compared by its text alone.
-	for _, s := range append(append([]string{c.Name}, c.Words...), c.Flags...) {
-		if strings.ContainsAny(s, " \t\n") {
-			return nil
-		}
+	blank := func(s string) bool { return strings.ContainsAny(s, " \t\n") }
+	if blank(c.Name) || slices.ContainsFunc(c.Words, blank) || slices.ContainsFunc(c.Flags, blank) {
+		return nil
 	}
 	return c
 }
