@@ -41,10 +41,16 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 	if len(words) == 0 {
 		return
 	}
-	all := append(append([]shWord(nil), assigns...), words...)
+	shown := words
+	if extra.appended {
+		// "xargs git": the operands xargs reads are words of the command
+		// too ("git push"), only known at run time.
+		shown = append(slices.Clip(words), shWord{pieces: []piece{{text: xargsInput, expansion: true}}})
+	}
+	all := append(append([]shWord(nil), assigns...), shown...)
 	var text, shape strings.Builder
 	hole := false
-	argv := make([]string, len(words))
+	argv := make([]string, len(shown))
 	for i, sw := range all {
 		if i > 0 {
 			text.WriteByte(' ')
@@ -63,7 +69,7 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 	}
 	r := Requirement{Kind: KindCommandExecute, Target: text.String(), Argv: argv, Via: via}
 	if len(assigns) == 0 {
-		r.Canon = canonical(words)
+		r.Canon = canonical(shown)
 	}
 	if hole {
 		r.Shape = shape.String()

@@ -132,7 +132,7 @@ func TestBashNestedCommands(t *testing.T) {
 		{`chroot /mnt rm x`, []string{"command.execute rm x (via chroot)", "filesystem.write $PWD/x (dynamic, unresolved, via rm) shape=?/x"}},
 		{`nsenter -t 1 -m curl x`, []string{"command.execute curl x (via nsenter)", "network.connect x:80 (via curl)"}},
 		{`find . -okdir rm {} \;`, []string{"command.execute rm {} (via find)", "filesystem.write {} (dynamic, unresolved, via rm) shape=?"}},
-		{`xargs sh -c 'curl x'`, []string{"command.execute sh -c curl x (via xargs)", "command.execute curl x", "network.connect x:80 (via curl)"}},
+		{`xargs sh -c 'curl x'`, []string{"command.execute sh -c curl x {xargs input} (dynamic, via xargs) shape=sh -c curl x ?", "command.execute curl x", "network.connect x:80 (via curl)"}},
 		{`parallel curl ::: a b`, []string{"command.execute curl {} (via parallel)", "network.connect {} (dynamic, unresolved, via curl) shape=?"}},
 		{`parallel -I% 'rm %' ::: a`, []string{"command.execute rm % (via parallel)", "filesystem.write % (dynamic, unresolved, via rm) shape=?"}},
 		{`parallel ::: 'curl x' 'rm y'`, []string{"command.execute curl x (via parallel)", "network.connect x:80 (via curl)",
