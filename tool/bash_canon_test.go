@@ -49,6 +49,10 @@ func TestCanonicalForm(t *testing.T) {
 		{"npm run-script build", "npm run |  | build"},
 		{"make -j4", "make |  | -j4"},
 		{"$x -rf", "<nil>"},
+		{"r* -rf", "<nil>"},
+		{"[ -f x ]", "[ |  | -f x ]"},
+		{"rm -* x", "rm |  | -? x (open)"},
+		{"'rm -rf' x", "<nil>"},
 	}
 	for _, tt := range tests {
 		var got string
