@@ -95,7 +95,7 @@ var optionCommands = map[string]func(w *bashWalker, name string, args []shWord, 
 	"parallel": parallelPrograms,
 	"env":      envPrograms, "sudo": envPrograms, "doas": envPrograms, "export": envPrograms,
 	"declare": envPrograms, "typeset": envPrograms, "local": envPrograms, "readonly": envPrograms,
-	"npm": npmPrograms, "npx": npmPrograms,
+	"npm": npmPrograms, "npx": npmPrograms, "pnpm": npmPrograms, "yarn": npmPrograms, "bunx": npmPrograms,
 }
 
 // envCommands are the variables that name a program other programs run:

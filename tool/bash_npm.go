@@ -10,11 +10,11 @@ var npmProgramOptions = map[string]bool{"--script-shell": false, "--shell": fals
 	"--browser": false, "--git": false, "--call": true, "-c": true}
 
 // npmPrograms: npm runs scripts through --script-shell, "npm exec CMD",
-// "npm x CMD" and "npx CMD" run CMD (--call/-c a command line), and a
+// "npm x CMD" and "npx CMD" (bunx, pnpm and yarn exec and dlx) run CMD (--call/-c a command line), and a
 // --userconfig or --globalconfig file may set any of those. An allowed
 // "npm test" with one of them is not only "npm test".
 func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
-	exec := name == "npx"
+	exec := name == "npx" || name == "bunx"
 	var command []shWord
 	for i := 0; i < len(args); i++ {
 		a, lit := args[i].literal()
@@ -51,17 +51,15 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 			continue
 		}
 		if !exec {
-			if sub := npmCanonAliases[a]; sub == "exec" || a == "exec" {
+			if sub := npmCanonAliases[a]; sub == "exec" || a == "exec" || a == "dlx" && name != "npm" {
 				exec = true
 				continue
 			}
-			if name == "npm" {
-				// Another command: its words are its own, but a later
-				// option can still name a program.
-				continue
-			}
+			// Another command (test, run, ...): its words are its own,
+			// but a later option can still name a program.
+			continue
 		}
-		if exec && len(command) == 0 {
+		if len(command) == 0 {
 			command = args[i:]
 			break
 		}
