@@ -103,7 +103,11 @@ func (w *bashWalker) gitConfig(word shWord, envVar bool, via string, in dirSet) 
 	lp := word.knownPrefix()
 	eq := strings.IndexByte(lp, '=')
 	if eq <= 0 {
-		return // "-c key" sets true; an unknown key is as dynamic as any option word
+		if !word.known() {
+			// "-c $kv": any key, so any program (core.pager, include.path).
+			w.dataUnknown(word.text(), via)
+		}
+		return // "-c key" sets true
 	}
 	value := word.slice(eq + 1)
 	if envVar {

@@ -238,6 +238,10 @@ func (w *bashWalker) sshOptionPrograms(opts []shWord, tokens *strings.Replacer, 
 	for _, o := range opts {
 		key, value, ok := sshOption(o)
 		if !ok {
+			if !o.known() {
+				// "-o $opt": it may be ProxyCommand=anything.
+				w.dataUnknown(o.text(), "ssh -o")
+			}
 			continue
 		}
 		key = strings.ToLower(key)
