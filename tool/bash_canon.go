@@ -95,8 +95,8 @@ func canonical(words []shWord) *CommandForm {
 		for i, a := range args {
 			c.Rest[i] = a.shape(false)
 		}
-	} else {
-		spec.split(c, args)
+	} else if !spec.split(c, args) {
+		return nil
 	}
 	// A program, subcommand or flag with a blank in it ("'rm -rf' x")
 	// has no canonical form: rule text splits words at blanks, so it
@@ -178,8 +178,9 @@ var gitCanonSpecs = map[string]canonSpec{
 	"checkout": {values: "bB", alias: map[string]string{"--force": "-f", "--quiet": "-q"}},
 }
 
-// split parses args into flags and the rest.
-func (s canonSpec) split(c *CommandForm, args []shWord) {
+// split parses args into flags and the rest. It fails on an option with
+// a blank in it ("-'0 0'"), which rule text could not name.
+func (s canonSpec) split(c *CommandForm, args []shWord) bool {
 	var flags []string
 	endOpts := false
 	for i := 0; i < len(args); i++ {
@@ -199,6 +200,8 @@ func (s canonSpec) split(c *CommandForm, args []shWord) {
 			endOpts = true
 			c.Rest = append(c.Rest, t)
 			continue
+		case strings.ContainsAny(t, " \t\n"):
+			return false
 		}
 		if strings.HasPrefix(t, "--") {
 			name, value, eq := strings.Cut(t[2:], "=")
@@ -245,6 +248,7 @@ func (s canonSpec) split(c *CommandForm, args []shWord) {
 	}
 	slices.Sort(flags)
 	c.Flags = slices.Compact(flags)
+	return true
 }
 
 // resolveLong returns the long option name abbreviates (GNU getopt and
