@@ -25,6 +25,14 @@
 // and unresolved paths never match); deny and ask rules match
 // conservatively (that part may be anything).
 //
+// A Bash rule names an action, not a string: its literal leading words
+// are put in the canonical form commands have (tool.CommandForm: the
+// program without a system directory, git's and npm's subcommand without
+// global options, flags as a set), so Bash(rm -rf:*) matches rm -fr, rm
+// -r -f, rm --recursive --force and /bin/rm -Rfv. Deny and ask rules match
+// a command's written text or its canonical form; allow rules only its
+// canonical form. docs/RULES.md describes the normalisation.
+//
 // Rule files are TOML:
 //
 //	[[rule]]

@@ -35,14 +35,15 @@ type Pattern struct {
 	// "Grep", a bare "WebFetch"); empty means any tool.
 	OnlyTool string
 
-	all    bool   // matches every requirement of Kind (and OnlyTool)
-	cmd    *glob  // Bash: the command glob
-	short  *glob  // Bash: cmd without a trailing " *", which may match nothing
-	path   *glob  // Read/Edit: the absolute path glob
-	dir    string // Read/Edit: the literal directory the glob starts in
-	host   string // Net/WebFetch: host, or ".suffix" for "*.suffix"
-	port   string // Net: port, "" for any
-	name   string // tool.invoke: exact name, or prefix when prefix is set
+	all    bool          // matches every requirement of Kind (and OnlyTool)
+	cmd    *glob         // Bash: the command glob
+	short  *glob         // Bash: cmd without a trailing " *", which may match nothing
+	canon  *canonPattern // Bash: the canonical form (canon.go); nil when the program is a wildcard
+	path   *glob         // Read/Edit: the absolute path glob
+	dir    string        // Read/Edit: the literal directory the glob starts in
+	host   string        // Net/WebFetch: host, or ".suffix" for "*.suffix"
+	port   string        // Net: port, "" for any
+	name   string        // tool.invoke: exact name, or prefix when prefix is set
 	prefix bool
 	arg    *argPattern // tool.invoke of an MCP tool: one argument's pattern (mcpargs.go)
 }
@@ -100,6 +101,7 @@ func ParsePattern(text string, base Base) (*Pattern, error) {
 			spec = strings.TrimSpace(s) + " *"
 		}
 		p.cmd = compileCommand(spec)
+		p.canon = compileCanonical(spec)
 		if n := len(p.cmd.toks); n >= 2 && p.cmd.toks[n-1].kind == tokStar && p.cmd.toks[n-2] == (token{kind: tokLit, r: ' '}) {
 			p.short = (&glob{toks: p.cmd.toks[:n-2]}).finish()
 		}
@@ -341,6 +343,15 @@ func (p *Pattern) Matches(r tool.Requirement, conservatively bool) bool {
 	mode := strict
 	if conservatively {
 		mode = conservative
+	}
+	if p.Kind == tool.KindCommandExecute && !p.all && r.Kind == p.Kind && r.Canon != nil && !r.Unparsed &&
+		!(mode == strict && r.Unresolved) {
+		if p.matchCanonOne(newCanonSubject(r.Canon), mode) {
+			return true
+		}
+		if mode == strict {
+			return false
+		}
 	}
 	return p.match(newSubject(&r), mode)
 }

@@ -19,14 +19,16 @@ type Set struct {
 // without trying them all: commands by their first word, paths by the
 // directory the pattern starts in, hosts and tools by name.
 type index struct {
-	all     map[string][]*Rule // bare rules, by kind
-	cmd     *wordNode          // Bash rules by their literal leading words
-	pathDir map[string][]*Rule // path rules by literal start directory
-	paths   map[string][]*Rule // every path rule, by kind, for holed targets
-	host    map[string][]*Rule // network rules by exact host
-	hostSfx []*Rule            // network rules for *.suffix
-	tool    map[string][]*Rule // tool.invoke rules by exact name
-	toolPfx []*Rule            // tool.invoke rules for a server or prefix
+	all        map[string][]*Rule // bare rules, by kind
+	cmd        *wordNode          // Bash rules by their literal leading words
+	canon      *wordNode          // Bash rules by their canonical program and subcommand
+	canonOther []*Rule            // Bash rules whose program is a wildcard
+	pathDir    map[string][]*Rule // path rules by literal start directory
+	paths      map[string][]*Rule // every path rule, by kind, for holed targets
+	host       map[string][]*Rule // network rules by exact host
+	hostSfx    []*Rule            // network rules for *.suffix
+	tool       map[string][]*Rule // tool.invoke rules by exact name
+	toolPfx    []*Rule            // tool.invoke rules for a server or prefix
 }
 
 // NewSet indexes rules. Their order decides which matching rule a decision
@@ -38,7 +40,7 @@ func NewSet(rules []*Rule) *Set {
 	s := &Set{rules: rs}
 	for i := range s.by {
 		s.by[i] = index{
-			all: map[string][]*Rule{}, cmd: &wordNode{}, pathDir: map[string][]*Rule{},
+			all: map[string][]*Rule{}, cmd: &wordNode{}, canon: &wordNode{}, pathDir: map[string][]*Rule{},
 			paths: map[string][]*Rule{}, host: map[string][]*Rule{}, tool: map[string][]*Rule{},
 		}
 	}
@@ -83,6 +85,11 @@ func (x *index) add(r *Rule) {
 	switch p.Kind {
 	case tool.KindCommandExecute:
 		x.cmd.add(literalWords(p.cmd), r)
+		if p.canon != nil {
+			x.canon.add(p.canon.words, r)
+		} else {
+			x.canonOther = append(x.canonOther, r)
+		}
 	case tool.KindFilesystemRead, tool.KindFilesystemWrite:
 		x.pathDir[p.dir] = append(x.pathDir[p.dir], r)
 		x.paths[p.Kind] = append(x.paths[p.Kind], r)
@@ -168,22 +175,32 @@ func (s *Set) Match(effect Effect, r tool.Requirement, now time.Time) *Rule {
 	}
 	x := &s.by[effect.rank()]
 	subj := newSubject(&r)
-	var best *Rule
+	f := finder{now: now, mode: mode}
 	try := func(list []*Rule) {
 		for _, rule := range list {
-			if best != nil && rule.seq >= best.seq {
+			if !f.better(rule) {
 				return // lists are in seq order: nothing better follows
 			}
 			if rule.Expired(now) || !rule.Pattern.match(subj, mode) {
 				continue
 			}
-			best = rule
+			f.best = rule
 			return
 		}
 	}
 	try(x.all[r.Kind])
 	switch r.Kind {
 	case tool.KindCommandExecute:
+		// The canonical form decides allow rules; deny and ask rules
+		// match it or the written text (canon.go).
+		if r.Canon != nil && !r.Unparsed && !(mode == strict && r.Unresolved) {
+			var cs canonSubject
+			cs.init(r.Canon)
+			x.matchCanonical(&cs, &f)
+			if mode == strict {
+				break
+			}
+		}
 		if r.Unparsed && mode == conservative {
 			// Unparsed text has no reliable words: try every rule.
 			x.cmd.each(try)
@@ -231,7 +248,7 @@ func (s *Set) Match(effect Effect, r tool.Requirement, now time.Time) *Rule {
 		try(x.tool[r.Target])
 		try(x.toolPfx)
 	}
-	return best
+	return f.best
 }
 
 func parentDir(p string) string {

@@ -40,6 +40,7 @@ func prepareBash(call Call) ([]Requirement, error) {
 func BashRequirements(src, dir, home string) []Requirement {
 	w := &bashWalker{home: home}
 	w.script(src, dirSet{list: []string{dir}}, "")
+	w.resolveData()
 	return w.reqs
 }
 
@@ -93,6 +94,9 @@ type bashWalker struct {
 	// pending are the programs the command being emitted runs (runLater).
 	pending []program
 	reqs    []Requirement
+	// data is what the call assigns to variables and where it evaluates
+	// their values as code (bash_data.go).
+	data dataFlow
 }
 
 func (w *bashWalker) add(r Requirement) {
@@ -109,7 +113,9 @@ func (w *bashWalker) add(r Requirement) {
 // nested script ("bash -c", "eval").
 func (w *bashWalker) script(src string, in dirSet, via string) flow {
 	if w.depth >= maxShellDepth {
-		w.unparsed(src, via)
+		// Too deep to follow: the commands in it could be any.
+		w.data.poisoned = true
+		w.dataUnknown(src, via)
 		return same(dirSet{unknown: true})
 	}
 	p := parserPool.Get().(*syntax.Parser)
@@ -213,6 +219,7 @@ func (w *bashWalker) command(c syntax.Command, in dirSet) flow {
 		return same(in)
 	case *syntax.DeclClause:
 		w.nested(c, in)
+		w.declData(c)
 		words := append([]shWord{{pieces: []piece{{text: c.Variant.Value}}}}, w.renderAssigns(c.Args)...)
 		w.emit(words, nil, in, w.via, w.inherited)
 		return same(in)
@@ -278,6 +285,7 @@ func (w *bashWalker) nested(node syntax.Node, in dirSet) {
 		return
 	}
 	syntax.Walk(node, func(n syntax.Node) bool {
+		w.dataNode(n)
 		switch n := n.(type) {
 		case *syntax.CmdSubst:
 			w.stmts(n.Stmts, in)

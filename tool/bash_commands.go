@@ -13,6 +13,7 @@ import (
 func (w *bashWalker) call(c *syntax.CallExpr, in dirSet) flow {
 	for _, a := range c.Assigns {
 		w.nested(a, in)
+		w.recordAssign(a)
 	}
 	for _, a := range c.Args {
 		w.nested(a, in)
@@ -40,10 +41,16 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 	if len(words) == 0 {
 		return
 	}
-	all := append(append([]shWord(nil), assigns...), words...)
+	shown := words
+	if extra.appended {
+		// "xargs git": the operands xargs reads are words of the command
+		// too ("git push"), only known at run time.
+		shown = append(slices.Clip(words), shWord{pieces: []piece{{text: xargsInput, expansion: true}}})
+	}
+	all := append(append([]shWord(nil), assigns...), shown...)
 	var text, shape strings.Builder
 	hole := false
-	argv := make([]string, len(words))
+	argv := make([]string, len(shown))
 	for i, sw := range all {
 		if i > 0 {
 			text.WriteByte(' ')
@@ -61,6 +68,9 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 		}
 	}
 	r := Requirement{Kind: KindCommandExecute, Target: text.String(), Argv: argv, Via: via}
+	if len(assigns) == 0 {
+		r.Canon = canonical(shown)
+	}
 	if hole {
 		r.Shape = shape.String()
 	}
@@ -106,6 +116,18 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 		}
 		w.script(script, in, name+" -c")
 		w.inherited = saved
+	} else if line, ok := dynamicScript(name, words[1:]); ok {
+		// eval "$x", bash -c "$x": a script only known at run time.
+		w.data.poisoned = true
+		w.dataUnknown(line.text(), name)
+	} else if shells[name] && shellReadsInput(words[1:]) {
+		// "echo ... | bash", "bash <<< ...", "sh -s": the commands come
+		// from its input.
+		w.data.poisoned = true
+		w.dataUnknown("{"+name+" input}", name)
+	}
+	if f, ok := dataBuiltins[name]; ok {
+		f(w, name, extra.apply(words[1:]), in)
 	}
 	w.fileOperands(name, extra.apply(words[1:]), in)
 	if f, ok := optionCommands[name]; ok {
@@ -244,7 +266,9 @@ var wrapperOptions = map[string]string{
 	"stdbuf": "ioe", "time": "fo", "xargs": "IaEdLnPs", "chrt": "", "taskset": "",
 	"timeout": "sk", "caffeinate": "", "unbuffer": "", "flock": "wE", "strace": "eoOpPsSu",
 	"watch": "nd", "unshare": "SGRw", "chroot": "", "nsenter": "tSG", "prlimit": "p",
-	"setpriv": "", "pkexec": "",
+	"setpriv": "", "pkexec": "", "busybox": "", "toybox": "", "fakeroot": "", "eatmydata": "",
+	"proxychains": "", "proxychains4": "", "torsocks": "", "dbus-run-session": "", "tini": "", "dumb-init": "",
+	"tsocks": "", "catchsegv": "", "valgrind": "", "ltrace": "eopsuanADFlxw", "sshpass": "pfdP", "firejail": "",
 }
 
 // wrapperLongOptions lists the long options of wrappers whose argument
@@ -389,7 +413,8 @@ func envSplitString(args []shWord) []wrapped {
 	case len(rest) > 0:
 		var ok bool
 		if line, ok = rest[0].literal(); !ok {
-			return nil // the command itself is only known at run time
+			// A command line only known at run time: env splits it.
+			return []wrapped{{line: &rest[0], lineVia: " -S"}}
 		}
 		rest = rest[1:]
 	}
@@ -473,6 +498,54 @@ func findExec(args []shWord) []wrapped {
 		i = j
 	}
 	return out
+}
+
+// dynamicScript returns the script of eval or a shell's -c when it has a
+// part only known at run time.
+func dynamicScript(name string, args []shWord) (shWord, bool) {
+	if name == "eval" {
+		return joinLine(args), len(args) > 0
+	}
+	if !shells[name] {
+		return shWord{}, false
+	}
+	for i, a := range args {
+		t, ok := a.literal()
+		if !ok || len(t) < 2 || t[0] != '-' && t[0] != '+' {
+			return shWord{}, false
+		}
+		if t[0] == '-' && t[1] != '-' && strings.Contains(t, "c") {
+			if i+1 < len(args) && !args[i+1].known() {
+				return args[i+1], true
+			}
+			return shWord{}, false
+		}
+	}
+	return shWord{}, false
+}
+
+// shellReadsInput reports whether a shell with these arguments (and no
+// -c) reads its commands from its input: -s, or no script operand.
+func shellReadsInput(args []shWord) bool {
+	for i := 0; i < len(args); i++ {
+		t, ok := args[i].literal()
+		switch {
+		case !ok:
+			return false
+		case t == "--version" || t == "--help" || t == "-":
+			return t == "-"
+		case t == "--rcfile" || t == "--init-file" || t == "-o" || t == "+o" || t == "-O" || t == "+O":
+			i++
+		case strings.HasPrefix(t, "--"):
+		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
+			if t[0] == '-' && strings.Contains(t, "s") {
+				return true
+			}
+		default:
+			return false // a script file
+		}
+	}
+	return true
 }
 
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "busybox": false}

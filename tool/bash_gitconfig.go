@@ -58,6 +58,13 @@ func gitConfigProgram(key string, value shWord) (program, bool) {
 		}
 		return program{word: value, shell: true}, true
 	}
+	if section == "include" && sub == "" && name == "path" || section == "includeif" && name == "path" ||
+		section == "core" && sub == "" && name == "hookspath" {
+		// A configuration file, or a directory of hooks, whose contents
+		// (aliases with "!", sshCommand, hook programs) the parser cannot
+		// see.
+		return program{word: shWord{pieces: []piece{{text: value.text(), expansion: true}}}, shell: true}, true
+	}
 	pattern := section + "." + name
 	if sub != "" {
 		pattern = section + ".*." + name
@@ -96,7 +103,11 @@ func (w *bashWalker) gitConfig(word shWord, envVar bool, via string, in dirSet) 
 	lp := word.knownPrefix()
 	eq := strings.IndexByte(lp, '=')
 	if eq <= 0 {
-		return // "-c key" sets true; an unknown key is as dynamic as any option word
+		if !word.known() {
+			// "-c $kv": any key, so any program (core.pager, include.path).
+			w.dataUnknown(word.text(), via)
+		}
+		return // "-c key" sets true
 	}
 	value := word.slice(eq + 1)
 	if envVar {
@@ -149,6 +160,9 @@ func (w *bashWalker) gitPrograms(name string, args []shWord, sub int, in dirSet)
 			w.gitConfig(args[i], true, name+" --config-env", in)
 		case gitGlobalArgs[a] || a == "-C":
 			i++
+		case strings.HasPrefix(a, "--exec-path="):
+			// git runs its subcommands from that directory.
+			w.runsUnknown(a, name+" --exec-path")
 		}
 	}
 	if sub < 0 {

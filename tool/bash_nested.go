@@ -13,6 +13,8 @@ type program struct {
 	// shell: word is a command line, handed to "sh -c" or split into
 	// words by the program itself; otherwise it is one program's name.
 	shell bool
+	// args are the program's arguments, when word names a program.
+	args []shWord
 	// via names the option or variable ("ssh -o ProxyCommand").
 	via string
 	// inherit is what the program replaces in its command line for each
@@ -52,17 +54,16 @@ func (w *bashWalker) run(p program) {
 		return
 	}
 	if !p.shell {
-		w.emit([]shWord{p.word}, nil, in, p.via, operandSource{})
+		w.emit(append([]shWord{p.word}, p.args...), nil, in, p.via, operandSource{})
 		return
 	}
 	text, lit := p.word.literal()
 	if !lit {
+		// The shell parses the value: an expansion in it may hold any
+		// command ("x; curl ..."), so the whole line is one Hole.
 		t := p.word.text()
-		r := Requirement{Kind: KindCommandExecute, Target: t, Argv: []string{t}, Via: p.via, Unresolved: true}
-		if s := p.word.shape(true); strings.ContainsRune(s, Hole) {
-			r.Shape = s
-		}
-		w.add(r)
+		w.add(Requirement{Kind: KindCommandExecute, Target: t, Argv: []string{t}, Via: p.via,
+			Unresolved: true, Shape: string(Hole)})
 		return
 	}
 	savedVia, savedInherit := w.via, w.inherited
@@ -94,6 +95,7 @@ var optionCommands = map[string]func(w *bashWalker, name string, args []shWord, 
 	"parallel": parallelPrograms,
 	"env":      envPrograms, "sudo": envPrograms, "doas": envPrograms, "export": envPrograms,
 	"declare": envPrograms, "typeset": envPrograms, "local": envPrograms, "readonly": envPrograms,
+	"npm": npmPrograms, "npx": npmPrograms, "pnpm": npmPrograms, "yarn": npmPrograms, "bunx": npmPrograms,
 }
 
 // envCommands are the variables that name a program other programs run:
@@ -106,7 +108,8 @@ var envCommands = map[string]bool{
 	"EDITOR": true, "VISUAL": true, "SUDO_EDITOR": true, "LESSOPEN": true, "LESSCLOSE": true,
 	"RSYNC_RSH": true,
 	"GIT_SSH":   false, "GIT_ASKPASS": false, "SSH_ASKPASS": false, "SUDO_ASKPASS": false,
-	"GIT_PROXY_COMMAND": false,
+	"GIT_PROXY_COMMAND": false, "npm_config_script_shell": false, "NPM_CONFIG_SCRIPT_SHELL": false,
+	"npm_config_shell": false, "NPM_CONFIG_SHELL": false,
 }
 
 // assignment adds the program a "NAME=value" word sets, when NAME is one
@@ -118,6 +121,9 @@ func (w *bashWalker) assignment(word shWord, in dirSet) {
 		return
 	}
 	name := strings.TrimSuffix(lp[:eq], "+")
+	if w.codeVariable(name, word.slice(eq+1), in) {
+		return
+	}
 	shell, ok := envCommands[name]
 	if !ok {
 		return
@@ -232,6 +238,10 @@ func (w *bashWalker) sshOptionPrograms(opts []shWord, tokens *strings.Replacer, 
 	for _, o := range opts {
 		key, value, ok := sshOption(o)
 		if !ok {
+			if !o.known() {
+				// "-o $opt": it may be ProxyCommand=anything.
+				w.dataUnknown(o.text(), "ssh -o")
+			}
 			continue
 		}
 		key = strings.ToLower(key)
@@ -429,4 +439,34 @@ func (w *bashWalker) tarPrograms(name string, parsed []arg, in dirSet) {
 			w.runLater(program{word: a.value, via: name + " " + a.opt}, in)
 		}
 	}
+}
+
+// codeVariable handles the variables whose value bash itself runs as code:
+// PROMPT_COMMAND, the prompts PS0 to PS4 (command substitutions in them
+// run at each prompt, and PS4 at each command under "set -x"), and
+// BASH_ENV and ENV, files a new shell sources.
+func (w *bashWalker) codeVariable(name string, value shWord, in dirSet) bool {
+	switch name {
+	case "PROMPT_COMMAND":
+		w.runLater(program{word: value, shell: true, via: name}, in)
+	case "PS0", "PS1", "PS2", "PS3", "PS4":
+		if t, ok := value.literal(); !ok || strings.ContainsAny(t, "$`") {
+			w.dataUnknown(value.text(), name)
+		}
+	case "BASH_ENV", "ENV", "GIT_EXEC_PATH", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+		"GIT_CONFIG_PARAMETERS", "npm_config_userconfig", "NPM_CONFIG_USERCONFIG",
+		"npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG":
+		// A file a shell sources; where git finds its programs and
+		// configuration; npm's configuration (script-shell).
+		if !value.empty() {
+			w.dataUnknown(value.text(), name)
+		}
+	default:
+		if strings.HasPrefix(name, "GIT_CONFIG_VALUE_") && !value.empty() {
+			w.dataUnknown(value.text(), name)
+			return true
+		}
+		return false
+	}
+	return true
 }

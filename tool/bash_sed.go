@@ -37,6 +37,7 @@ func sedPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 					val, lit = args[i].literal()
 				}
 				if !lit {
+					w.dataUnknown(args[i].text(), name+" --expression") // a script only known at run time
 					return
 				}
 				scripts = append(scripts, val)
@@ -64,6 +65,7 @@ func sedPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 				switch a[j] {
 				case 'e':
 					if !lit {
+						w.dataUnknown(args[i].text(), name+" -e")
 						return
 					}
 					scripts = append(scripts, val)
@@ -74,9 +76,14 @@ func sedPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 			}
 		}
 	}
+	if fromFile {
+		// A script file may hold e commands the parser cannot see.
+		w.dataUnknown("{"+name+" -f script}", name+" -f")
+	}
 	if len(scripts) == 0 && !fromFile && operand >= 0 {
 		t, lit := args[operand].literal()
 		if !lit {
+			w.dataUnknown(args[operand].text(), name)
 			return
 		}
 		scripts = append(scripts, t)

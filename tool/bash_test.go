@@ -69,7 +69,7 @@ func TestBashRequirements(t *testing.T) {
 		{"xargs -I{} rm {}", []string{"command.execute xargs -I{} rm {}", "command.execute rm {} (via xargs)", "filesystem.write {} (dynamic, unresolved, via rm) shape=?"}},
 		{"command -v git", []string{"command.execute command -v git"}},
 		{"bash -lc 'a && b'", []string{"command.execute bash -lc a && b", "command.execute a", "command.execute b"}},
-		{"sh -c \"$X\"", []string{"command.execute sh -c $X (dynamic) shape=sh -c ?"}},
+		{"sh -c \"$X\"", []string{"command.execute sh -c $X (dynamic) shape=sh -c ?", "command.execute $X (dynamic, unresolved, via sh) shape=?"}},
 		{"eval 'rm -rf /'", []string{"command.execute eval rm -rf /", "command.execute rm -rf /", "filesystem.write / (via rm)"}},
 		{"bash -c 'echo \"unterminated'", []string{"command.execute bash -c echo \"unterminated", "command.execute echo \"unterminated (unparsed, via bash -c)"}},
 		{"f() { rm -rf /; }", []string{"command.execute rm -rf /", "filesystem.write / (via rm)"}},

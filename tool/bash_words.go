@@ -41,14 +41,20 @@ func (sw shWord) text() string {
 // shape is the word with every expansion as a Hole. With globs set, the
 // unquoted glob and brace characters are Holes too.
 func (sw shWord) shape(globs bool) string {
+	if len(sw.pieces) == 1 {
+		p := sw.pieces[0]
+		if !p.expansion && !p.wild && (!globs || p.quoted || !sw.globAt(0, -1)) {
+			return p.text
+		}
+	}
 	var b strings.Builder
-	for _, p := range sw.pieces {
+	for k, p := range sw.pieces {
 		switch {
 		case p.expansion, p.wild && globs:
 			b.WriteRune(Hole)
 		case globs && !p.quoted && !p.wild:
-			for _, c := range p.text {
-				if strings.ContainsRune("*?[{", c) {
+			for i, c := range p.text {
+				if c < 0x80 && sw.globAt(k, i) {
 					b.WriteRune(Hole)
 				} else {
 					b.WriteRune(c)
@@ -71,8 +77,44 @@ func (sw shWord) hasExpansion() bool {
 }
 
 func (sw shWord) hasGlob() bool {
-	for _, p := range sw.pieces {
-		if p.wild || !p.expansion && !p.quoted && strings.ContainsAny(p.text, "*?[{") {
+	for k, p := range sw.pieces {
+		if p.wild || !p.expansion && !p.quoted && sw.globAt(k, -1) {
+			return true
+		}
+	}
+	return false
+}
+
+// globAt reports whether byte i of piece k (any byte of it, for -1) is a
+// glob or brace character: "*" and "?" always, "[" and "{" only when a
+// "]" or "}" follows in the word, since a lone "[" is the test command
+// and a lone "{" a literal.
+func (sw shWord) globAt(k, i int) bool {
+	text := sw.pieces[k].text
+	if i < 0 {
+		for j := 0; j < len(text); j++ {
+			if sw.globAt(k, j) {
+				return true
+			}
+		}
+		return false
+	}
+	var closing byte
+	switch text[i] {
+	case '*', '?':
+		return true
+	case '[':
+		closing = ']'
+	case '{':
+		closing = '}'
+	default:
+		return false
+	}
+	if strings.IndexByte(text[i+1:], closing) >= 0 {
+		return true
+	}
+	for _, p := range sw.pieces[k+1:] {
+		if p.expansion || strings.IndexByte(p.text, closing) >= 0 {
 			return true
 		}
 	}

@@ -24,7 +24,13 @@
 // with a shell expansion is kept in [Requirement.Shape] as a [Hole], a path
 // relative to a directory the parser cannot know is marked Unresolved, and
 // input the parser rejects becomes one Unparsed requirement. None of those
-// can be allowed by a rule's literal text.
+// can be allowed by a rule's literal text. A value bash itself evaluates
+// as code (a variable in arithmetic or a subscript, "${!x}", "${x@P}",
+// eval or "bash -c" of an expansion, source) is an unresolved command
+// whose shape is one Hole, unless the call only assigned it inert values.
+// Every command.execute carries its canonical form ([CommandForm]: the
+// program without a system directory, git's and npm's subcommand without
+// global options, flags as a set), which rules compare (docs/RULES.md).
 //
 // What this package does not do: decide anything (package gate), know any
 // rule syntax (package rules) or enforce anything (package sandbox). Unknown
