@@ -25,6 +25,7 @@ const (
 	LifetimeContainment                       // the whole process tree dies with the run
 	EnvScrub                                  // only allowlisted environment reaches the command
 	DenyNewFiles                              // deny entries also refuse files that appear after the start
+	ExecBoundary                              // programs run only from the profile's exec paths (when it names them)
 
 	guaranteeEnd
 )
@@ -43,6 +44,7 @@ var guaranteeNames = map[Guarantee]string{
 	LifetimeContainment: "lifetime-containment",
 	EnvScrub:            "env-scrub",
 	DenyNewFiles:        "deny-new-files",
+	ExecBoundary:        "exec-boundary",
 }
 
 // AllGuarantees lists every guarantee in a stable order.

@@ -239,6 +239,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 		add(profile.LifetimeContainment, Enforced, "pid namespace + PDEATHSIG", "")
 	}
 	add(profile.EnvScrub, Enforced, "environment built from the allowlist", "")
+	gs = append(gs, execBoundaryStatus(s, h))
 	return Report{Level: levelOf(gs), Guarantees: gs, Host: h}
 }
 

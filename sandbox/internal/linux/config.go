@@ -14,6 +14,9 @@ type Config struct {
 	Landlock LandlockConfig `json:"landlock"`
 	Rlimits  []Rlimit       `json:"rlimits"`
 	Seccomp  bool           `json:"seccomp"`
+	// ExecGuard adds seccomp.BuildExecGuard after the main filter: no
+	// anonymous files to run, for a profile that names its exec paths.
+	ExecGuard bool `json:"exec_guard,omitempty"`
 	// LoopbackUp brings "lo" up in a new network namespace.
 	LoopbackUp bool `json:"loopback_up"`
 	// Network, when set, gives the new network namespace a TAP device

@@ -122,6 +122,11 @@ func Stage2() {
 		prog, err := seccomp.Build(runtime.GOARCH)
 		fail("seccomp", err)
 		fail("seccomp", seccomp.Install(prog))
+		if cfg.ExecGuard {
+			prog, err := seccomp.BuildExecGuard(runtime.GOARCH)
+			fail("exec guard", err)
+			fail("exec guard", seccomp.Install(prog))
+		}
 	}
 	// Limits last: under RLIMIT_AS (the memory budget where no cgroup
 	// can be written) the helper's own Go runtime could not map another

@@ -49,6 +49,8 @@ var sysnums = []sysnum{
 	{"listen", 50, 201},
 	{"listmount", 458, 458}, // Linux 6.8
 	{"lookup_dcookie", 212, 18},
+	{"memfd_create", 319, 279},
+	{"memfd_secret", 447, 447}, // Linux 5.14
 	{"modify_ldt", 154, absent},
 	{"mount", 165, 40},
 	{"mount_setattr", 442, 442},
