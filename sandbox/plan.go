@@ -67,6 +67,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		linux.Mount{Kind: linux.MountTmpfs, Target: sandboxTmp, Size: int64(s.Budgets.Scratch), Mode: 0o1777},
 		linux.Mount{Kind: linux.MountBind, Source: ws, Target: ws, ReadOnly: s.ReadOnlyWorkspace},
 	)
+	binds = append(binds, socketMounts(s.Filesystem.Sockets)...)
 	strictExec := len(s.Filesystem.Exec) > 0
 	if strictExec {
 		binds = append(binds, markNoExec(binds, s.Filesystem.Exec)...)

@@ -22,6 +22,9 @@ type Config struct {
 	// Network, when set, gives the new network namespace a TAP device
 	// served by the supervisor's egress gateway (see tap.go).
 	Network *NetworkConfig `json:"network,omitempty"`
+	// Notifier, when set, installs the connect notifier and hands its
+	// listener to the supervisor (see notifier.go).
+	Notifier *NotifierConfig `json:"notifier,omitempty"`
 	// DenyWatch, when set, hands the supervisor the view's mounts where
 	// deny entries can match, to refuse opens of files that appear after
 	// the start (see denymounts.go).
