@@ -186,3 +186,67 @@ func listenDgram(t *testing.T, path string) *dgramListener {
 	})
 	return d
 }
+
+// raceProbe connects again and again through one sockaddr buffer while a
+// second thread flips its path between the sandbox's own socket and a
+// host socket of the same length: a supervisor that checked one path and
+// let the kernel read the buffer again would connect to the host's.
+const raceProbe = `
+import ctypes, os, socket, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+own, host = sys.argv[1].encode(), sys.argv[2].encode()
+assert len(own) == len(host)
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(own)
+srv.listen(512)
+def drain():
+    while True:
+        c, _ = srv.accept()
+        c.close()
+threading.Thread(target=drain, daemon=True).start()
+addr = ctypes.create_string_buffer(110)
+ctypes.memmove(addr, socket.AF_UNIX.to_bytes(2, "little") + own, 2 + len(own))
+names = [own, host]
+stop = False
+def flip():
+    i = 0
+    while not stop:
+        i ^= 1
+        ctypes.memmove(ctypes.addressof(addr) + 2, names[i], len(own))
+threading.Thread(target=flip, daemon=True).start()
+ok = refused = 0
+end = time.time() + 2
+while time.time() < end:
+    s = socket.socket(socket.AF_UNIX)
+    if libc.connect(s.fileno(), addr, 2 + len(own) + 1) == 0:
+        ok += 1
+    else:
+        refused += 1
+    s.close()
+stop = True
+os.unlink(own)
+print("connects: %d made, %d refused" % (ok, refused))
+`
+
+// The address race: the host listener must count no connection however
+// the sandbox rewrites the address while its connect is being checked.
+func TestAttackUnixSocketAddressRace(t *testing.T) {
+	dir := sandboxtest.ShortTempDir(t)
+	sb, _ := attackTarget(t, func(s *profile.Spec) { s.Filesystem.Write = append(s.Filesystem.Write, dir) })
+	l := sandboxtest.Listen(t, "unix", filepath.Join(dir, "h.sock"))
+	p := sandboxtest.Probe{Args: sandboxtest.Py(raceProbe, filepath.Join(dir, "o.sock"), filepath.Join(dir, "h.sock"))}
+	requireControl(t, sb.Host(t, p), "connects:")
+	if l.WaitAccepted(1, 2*time.Second) == 0 {
+		t.Fatal("positive control failed: the racing probe reached the host listener from no connect on the host")
+	}
+	before := l.Accepted()
+	o := sb.Run(t, p)
+	time.Sleep(200 * time.Millisecond)
+	if n := l.Accepted() - before; n != 0 {
+		t.Errorf("ATTACK SUCCEEDED: %d of the sandbox's racing connects reached the host listener\n%s", n, o)
+	}
+	if !strings.Contains(o.Output(), "connects:") {
+		t.Errorf("the racing probe did not finish in the sandbox\n%s", o)
+	}
+	t.Logf("sandbox: %s", strings.TrimSpace(o.Stdout))
+}
