@@ -72,16 +72,12 @@ type connectBroker struct {
 }
 
 // startConnectBroker serves listener until close; it takes ownership of
-// listener and of g's sock_diag socket. helper is the pid of a process
-// in the sandbox's network namespace; gw is nil without a network, and
-// brokerTCP says whether the helper's Landlock domain refuses TCP
-// connects, so that host sockets may be handed over.
-func startConnectBroker(listener int, helper int, gw *egress.Gateway, brokerTCP bool, g *unixGuard, timeout time.Duration) (*connectBroker, error) {
-	b := &connectBroker{listener: listener, stop: -1, gw: gw, brokerTCP: brokerTCP && gw != nil, unix: g, timeout: timeout}
-	if err := unix.Stat("/proc/"+strconv.Itoa(helper)+"/ns/net", &b.sandboxNS); err != nil {
-		unix.Close(listener)
-		return nil, fmt.Errorf("connect broker: the sandbox's network namespace: %w", err)
-	}
+// listener and of g's sock_diag socket. sandboxNS is the sandbox's
+// network namespace; gw is nil without a network, and brokerTCP says
+// whether the helper's Landlock domain refuses TCP connects, so that
+// host sockets may be handed over.
+func startConnectBroker(listener int, sandboxNS unix.Stat_t, gw *egress.Gateway, brokerTCP bool, g *unixGuard, timeout time.Duration) (*connectBroker, error) {
+	b := &connectBroker{listener: listener, stop: -1, gw: gw, brokerTCP: brokerTCP && gw != nil, unix: g, timeout: timeout, sandboxNS: sandboxNS}
 	stop, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		unix.Close(listener)
@@ -104,9 +100,7 @@ func (b *connectBroker) close() {
 		b.wg.Wait()
 		unix.Close(b.listener)
 		unix.Close(b.stop)
-		if b.unix.diag >= 0 {
-			unix.Close(b.unix.diag)
-		}
+		unix.Close(b.unix.diag)
 	})
 }
 

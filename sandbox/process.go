@@ -315,7 +315,7 @@ func (p *Process) spawn() error {
 		handoff.parent.Close() // a helper still waiting for the go-ahead fails
 	}
 	if notifH != nil && werr == nil && gwErr == nil {
-		gwErr = p.startNotifier(notifH, c.Process.Pid)
+		gwErr = p.startNotifier(notifH)
 		notifH.parent.Close()
 	}
 	var dwErr error

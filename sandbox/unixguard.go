@@ -63,9 +63,10 @@ type unixGuard struct {
 	// named are the inodes of the profile's sockets when the run started.
 	named map[fileID]string
 	// diag is a NETLINK_SOCK_DIAG socket of the sandbox's network
-	// namespace, or -1 when the sandbox shares the host's: then no
+	// namespace. With shared, that namespace is the host's: then no
 	// socket counts as the sandbox's own.
 	diag   int
+	shared bool
 	diagMu sync.Mutex
 
 	mu      sync.Mutex
@@ -108,7 +109,7 @@ func (b *connectBroker) unixConnect(n *seccompNotif, sock int, raw []byte) unix.
 	}
 	path := raw[2:]
 	if path[0] == 0 {
-		if g.diag < 0 || !b.inSandbox(sock) {
+		if g.shared || !b.inSandbox(sock) {
 			g.deny("@"+strings.TrimRight(string(path[1:]), "\x00"), "abstract socket outside the sandbox's own network namespace")
 			return unix.EACCES
 		}
@@ -214,7 +215,7 @@ func (g *unixGuard) allowed(fd int) bool {
 	if _, ok := g.named[fileID{st.Dev, st.Ino}]; ok {
 		return true
 	}
-	if g.diag < 0 {
+	if g.shared {
 		return false
 	}
 	g.diagMu.Lock()
@@ -374,7 +375,7 @@ var errNotifierHelperGone = errors.New("the helper ended before handing over the
 
 // startNotifier receives the connect notifier and the sandbox's
 // sock_diag socket and answers the notifier for the rest of the run.
-func (p *Process) startNotifier(h *notifierHandoff, helper int) error {
+func (p *Process) startNotifier(h *notifierHandoff) error {
 	tag, fds, closed, err := recvRights(h.parent, 2)
 	switch {
 	case err != nil:
@@ -386,35 +387,46 @@ func (p *Process) startNotifier(h *notifierHandoff, helper int) error {
 		return fmt.Errorf("receive the connect notifier: want 2 descriptors, got %d", len(fds))
 	}
 	listener, diag := fds[0], fds[1]
-	g := &unixGuard{named: namedSockets(p.e.profile.Spec().Filesystem.Sockets), diag: diag}
-	if shared, err := sharesNetwork(helper); err != nil || shared {
-		unix.Close(diag)
-		g.diag = -1
+	// The diag socket was made in the sandbox's network namespace, which
+	// outlives a helper that has already exec'd and exited.
+	ns, err := socketNamespace(diag)
+	if err != nil {
+		closeAll(fds)
+		return fmt.Errorf("connect broker: the sandbox's network namespace: %w", err)
+	}
+	var own unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/net", &own); err != nil {
+		closeAll(fds)
+		return fmt.Errorf("connect broker: the supervisor's network namespace: %w", err)
+	}
+	g := &unixGuard{
+		named:  namedSockets(p.e.profile.Spec().Filesystem.Sockets),
+		diag:   diag,
+		shared: own.Dev == ns.Dev && own.Ino == ns.Ino,
 	}
 	p.gwMu.Lock()
 	defer p.gwMu.Unlock()
-	b, err := startConnectBroker(listener, helper, p.gw, tag == 1, g, egress.DefaultDialTimeout)
+	b, err := startConnectBroker(listener, ns, p.gw, tag == 1, g, egress.DefaultDialTimeout)
 	if err != nil {
-		if g.diag >= 0 {
-			unix.Close(g.diag)
-		}
+		unix.Close(diag)
 		return err
 	}
 	p.broker = b
 	return nil
 }
 
-// sharesNetwork reports whether the helper is in the supervisor's own
-// network namespace.
-func sharesNetwork(helper int) (bool, error) {
-	var own, its unix.Stat_t
-	if err := unix.Stat("/proc/self/ns/net", &own); err != nil {
-		return false, err
+// socketNamespace identifies the network namespace a socket belongs to
+// (SIOCGSKNS: the supervisor owns the sandbox's user namespace, so it
+// holds CAP_NET_ADMIN over it).
+func socketNamespace(sock int) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	ns, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(sock), unix.SIOCGSKNS, 0)
+	if errno != 0 {
+		return st, errno
 	}
-	if err := unix.Stat("/proc/"+strconv.Itoa(helper)+"/ns/net", &its); err != nil {
-		return false, err
-	}
-	return own.Dev == its.Dev && own.Ino == its.Ino, nil
+	defer unix.Close(int(ns))
+	err := unix.Fstat(int(ns), &st)
+	return st, err
 }
 
 // socketsMaskExempt reports whether path is a socket the profile names,
