@@ -100,7 +100,7 @@ func (b *connectBroker) close() {
 		b.wg.Wait()
 		unix.Close(b.listener)
 		unix.Close(b.stop)
-		unix.Close(b.unix.diag)
+		b.unix.close()
 	})
 }
 
