@@ -96,11 +96,14 @@ func namedSockets(paths []string) map[fileID]string {
 
 // socketMounts binds each socket the profile names into the view at its
 // path, read-only (connecting needs no write access to the mount), so it
-// is reachable wherever it lies on the host.
+// is reachable wherever it lies on the host. A path that is not a socket
+// now is not bound: the field names sockets, not files to show.
 func socketMounts(paths []string) []linux.Mount {
 	var out []linux.Mount
 	for _, p := range paths {
-		out = append(out, linux.Mount{Kind: linux.MountBind, Source: p, Target: p, ReadOnly: true, Optional: true})
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			out = append(out, linux.Mount{Kind: linux.MountBind, Source: p, Target: p, ReadOnly: true, Optional: true})
+		}
 	}
 	return out
 }
