@@ -426,15 +426,21 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 	listener, diag := fds[0], fds[1]
 	// The diag socket was made in the sandbox's network namespace, which
 	// outlives a helper that has already exec'd and exited.
-	ns, err := socketNamespace(diag)
-	if err != nil {
-		closeAll(fds)
-		return fmt.Errorf("connect broker: the sandbox's network namespace: %w", err)
-	}
 	var own unix.Stat_t
 	if err := unix.Stat("/proc/self/ns/net", &own); err != nil {
 		closeAll(fds)
 		return fmt.Errorf("connect broker: the supervisor's network namespace: %w", err)
+	}
+	ns, err := socketNamespace(diag)
+	if errors.Is(err, unix.EPERM) {
+		// A namespace of the sandbox's own user namespace would answer:
+		// this is the host's (network "all" without a TUN device), seen
+		// by a supervisor without CAP_NET_ADMIN there.
+		ns, err = own, nil
+	}
+	if err != nil {
+		closeAll(fds)
+		return fmt.Errorf("connect broker: the sandbox's network namespace: %w", err)
 	}
 	g := &unixGuard{
 		named:  namedSockets(p.e.profile.Spec().Filesystem.Sockets),
