@@ -26,6 +26,7 @@ const (
 	EnvScrub                                  // only allowlisted environment reaches the command
 	DenyNewFiles                              // deny entries also refuse files that appear after the start
 	ProtectedPaths                            // agent-persistence paths (git config and hooks, .vscode, ...) cannot be planted for host tools
+	ExecBoundary                              // programs run only from the profile's exec paths (when it names them)
 
 	guaranteeEnd
 )
@@ -45,6 +46,7 @@ var guaranteeNames = map[Guarantee]string{
 	EnvScrub:            "env-scrub",
 	DenyNewFiles:        "deny-new-files",
 	ProtectedPaths:      "protected-paths",
+	ExecBoundary:        "exec-boundary",
 }
 
 // AllGuarantees lists every guarantee in a stable order.

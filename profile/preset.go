@@ -62,6 +62,7 @@ var presets = map[string]func() Spec{
 		// Exec only from the system paths and the workspace: nothing
 		// dropped into the private tmp or HOME can be run.
 		s.Filesystem.Exec = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", WorkspaceToken}
+		s.Require = append(s.Require, "exec-boundary")
 		return s
 	},
 }

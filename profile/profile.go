@@ -79,6 +79,7 @@ func New(s Spec) (*Profile, error) {
 		{"filesystem.read", &s.Filesystem.Read},
 		{"filesystem.write", &s.Filesystem.Write},
 		{"filesystem.exec", &s.Filesystem.Exec},
+		{"filesystem.sockets", &s.Filesystem.Sockets},
 	}
 	for _, l := range lists {
 		for i, p := range *l.list {

@@ -48,6 +48,11 @@ type FilesystemSpec struct {
 	// Exec paths are where programs may be executed from. Empty means the
 	// read and write paths.
 	Exec []string `toml:"exec" json:"exec,omitempty"`
+	// Sockets are host unix sockets (pathname, stream or seqpacket) the
+	// command may connect to, each bound into the view at its path. No
+	// other host socket is reachable, wherever it lies; sockets the
+	// command creates itself always are.
+	Sockets []string `toml:"sockets" json:"sockets,omitempty"`
 }
 
 // EnvSpec says which environment variables reach the command.
@@ -151,6 +156,7 @@ func Merge(base, o Spec) Spec {
 	out.Filesystem.Deny = append(out.Filesystem.Deny, o.Filesystem.Deny...)
 	out.Filesystem.Protected = append(out.Filesystem.Protected, o.Filesystem.Protected...)
 	out.Filesystem.Exec = append(out.Filesystem.Exec, o.Filesystem.Exec...)
+	out.Filesystem.Sockets = append(out.Filesystem.Sockets, o.Filesystem.Sockets...)
 	out.Env.Allow = append(out.Env.Allow, o.Env.Allow...)
 	for k, v := range o.Env.Set {
 		if out.Env.Set == nil {
@@ -193,6 +199,7 @@ func (s Spec) clone() Spec {
 	out.Filesystem.Deny = append([]string(nil), s.Filesystem.Deny...)
 	out.Filesystem.Protected = append([]string(nil), s.Filesystem.Protected...)
 	out.Filesystem.Exec = append([]string(nil), s.Filesystem.Exec...)
+	out.Filesystem.Sockets = append([]string(nil), s.Filesystem.Sockets...)
 	out.Env.Allow = append([]string(nil), s.Env.Allow...)
 	if s.Env.Set != nil {
 		out.Env.Set = make(map[string]string, len(s.Env.Set))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -46,10 +45,14 @@ import (
 //
 // The broker acts on the socket and the address it read and checked, so
 // a thread that swaps the descriptor or rewrites the address after the
-// check changes nothing. Only calls that cannot reach a TCP socket's
-// connect go on as they are (SECCOMP_USER_NOTIF_FLAG_CONTINUE): connect
-// on a UDP or unix socket. A thread that swaps a host socket in under
-// such a call meets Landlock's refusal.
+// check changes nothing. It carries out every other connect too, on its
+// copy of the sandbox's socket: a unix socket's after the unix socket
+// guard's check (unixguard.go), the rest (UDP, netlink, and TCP where the
+// broker does not make connections) as they are. No call goes on
+// unchecked (SECCOMP_USER_NOTIF_FLAG_CONTINUE), which would let the
+// kernel re-read an address the sandbox can rewrite. The notifier is in
+// every run, network or not; without a gateway (network "none") or
+// without Landlock ABI 4 the broker makes no TCP connection of its own.
 //
 // What the sandbox can tell: getsockname on a brokered socket shows the
 // host's source address instead of the sandbox's, and socket options
@@ -58,38 +61,23 @@ import (
 // connectBroker answers the connect notifier's stops for one run.
 type connectBroker struct {
 	listener  int
-	stop      int // eventfd: written once by close
-	gw        *egress.Gateway
+	stop      int             // eventfd: written once by close
+	gw        *egress.Gateway // nil without a network
+	brokerTCP bool            // connect allowed TCP destinations with host sockets
+	unix      *unixGuard
 	timeout   time.Duration
 	sandboxNS unix.Stat_t // the sandbox's network namespace
 	wg        sync.WaitGroup
 	once      sync.Once
 }
 
-// receiveNotifier reads the helper's second message on the hand-off
-// socket: the connect notifier's listener, or -1 when the helper has none
-// or ended first. An error means a listener may have been lost: the
-// helper's connects would then fail, so the run must not go on.
-func receiveNotifier(sock *os.File) (int, error) {
-	fd, ok, _, err := recvOneRight(sock)
-	if err != nil {
-		return -1, fmt.Errorf("receive the connect notifier: %w", err)
-	}
-	if !ok {
-		return -1, nil
-	}
-	return fd, nil
-}
-
 // startConnectBroker serves listener until close; it takes ownership of
-// listener. helper is the pid of a process in the sandbox's network
-// namespace.
-func startConnectBroker(listener int, helper int, gw *egress.Gateway, timeout time.Duration) (*connectBroker, error) {
-	b := &connectBroker{listener: listener, stop: -1, gw: gw, timeout: timeout}
-	if err := unix.Stat("/proc/"+strconv.Itoa(helper)+"/ns/net", &b.sandboxNS); err != nil {
-		unix.Close(listener)
-		return nil, fmt.Errorf("connect broker: the sandbox's network namespace: %w", err)
-	}
+// listener and of g's sock_diag socket. sandboxNS is the sandbox's
+// network namespace; gw is nil without a network, and brokerTCP says
+// whether the helper's Landlock domain refuses TCP connects, so that
+// host sockets may be handed over.
+func startConnectBroker(listener int, sandboxNS unix.Stat_t, gw *egress.Gateway, brokerTCP bool, g *unixGuard, timeout time.Duration) (*connectBroker, error) {
+	b := &connectBroker{listener: listener, stop: -1, gw: gw, brokerTCP: brokerTCP && gw != nil, unix: g, timeout: timeout, sandboxNS: sandboxNS}
 	stop, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		unix.Close(listener)
@@ -112,6 +100,7 @@ func (b *connectBroker) close() {
 		b.wg.Wait()
 		unix.Close(b.listener)
 		unix.Close(b.stop)
+		b.unix.close()
 	})
 }
 
@@ -277,11 +266,11 @@ func (b *connectBroker) listen(n *seccompNotif) unix.Errno {
 	return errno
 }
 
-// connect decides one stopped connect(fd, addr, len). It reports false
-// when the call should go on as it is (the socket is not TCP); else the
-// errno the sandbox's connect returns: 0 when connected, EINPROGRESS
-// for a non-blocking socket still connecting, as the kernel would
-// answer, or the refusal.
+// connect decides and carries out one stopped connect(fd, addr, len).
+// It reports the errno the sandbox's connect returns: 0 when connected,
+// EINPROGRESS for a non-blocking socket still connecting, as the kernel
+// would answer, or the refusal. (handled is always true: no connect goes
+// on as it stands.)
 func (b *connectBroker) connect(n *seccompNotif) (bool, unix.Errno) {
 	target := int(int32(n.args[0]))
 	raw, errno := readMemory(int(n.pid), n.args[1], n.args[2])
@@ -294,11 +283,13 @@ func (b *connectBroker) connect(n *seccompNotif) (bool, unix.Errno) {
 	}
 	defer unix.Close(sock)
 	domain, bound, connected, isTCP := describe(sock)
-	if !isTCP {
-		// UDP, unix and the rest connect in the sandbox's namespace, or
-		// the kernel refuses them; a TCP socket swapped in meanwhile
-		// meets Landlock's refusal.
-		return false, 0
+	if domain == unix.AF_UNIX {
+		return true, b.unixConnect(n, sock, raw)
+	}
+	if !isTCP || !b.brokerTCP {
+		// UDP, netlink, and TCP the broker does not make: the socket's
+		// own namespace decides, as the kernel would have.
+		return true, b.connectOn(sock, raw)
 	}
 	dst, inet := sockaddrInet(raw)
 	if !b.inSandbox(sock) {

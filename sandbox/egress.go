@@ -44,10 +44,8 @@ func usesGateway(n profile.NetworkSpec, h HostInfo) bool {
 }
 
 // planEgress adds the network to a compiled plan: loopback, the TAP
-// device and its addresses, and an /etc/resolv.conf naming the gateway;
-// with brokered, the connect notifier too (connect.go), which needs the
-// default dialer: the broker connects with sockets of its own.
-func planEgress(pl *plan, brokered bool) {
+// device and its addresses, and an /etc/resolv.conf naming the gateway.
+func planEgress(pl *plan) {
 	pl.config.LoopbackUp = true
 	pl.config.Network = &linux.NetworkConfig{
 		Tap:        egress.TapName,
@@ -57,8 +55,6 @@ func planEgress(pl *plan, brokered bool) {
 		Addrs:      []string{egress.SandboxIPv4 + "/32", egress.SandboxIPv6 + "/128"},
 		Gateways:   []string{egress.GatewayIPv4, egress.GatewayIPv6},
 		FD:         tapHandoffFD,
-
-		ConnectNotify: brokered,
 	}
 	pl.config.Mounts = append(pl.config.Mounts, linux.Mount{
 		Kind:    linux.MountFile,
@@ -123,24 +119,6 @@ func (p *Process) startGateway(h *tapHandoff) error {
 	return nil
 }
 
-// startBroker receives the connect notifier's listener, if the helper
-// has one, and answers it for the rest of the run. Without one every
-// connection goes through the gateway's stack, as it would anyway.
-func (p *Process) startBroker(h *tapHandoff, helper int) error {
-	l, err := receiveNotifier(h.parent)
-	if err != nil || l < 0 {
-		return err
-	}
-	p.gwMu.Lock()
-	defer p.gwMu.Unlock()
-	b, err := startConnectBroker(l, helper, p.gw, egress.DefaultDialTimeout)
-	if err != nil {
-		return err
-	}
-	p.broker = b
-	return nil
-}
-
 func receiveTAP(sock *os.File) (*os.File, error) {
 	fd, ok, closed, err := recvOneRight(sock)
 	switch {
@@ -168,22 +146,24 @@ func (p *Process) noteDenial(d egress.Denial) {
 	io.WriteString(w, line)
 }
 
-// closeGateway ends every connection of the run, stops the gateway and
-// returns its denials. Safe to call more than once.
+// closeGateway stops the connect broker, ends every connection of the
+// run, stops the gateway and returns their denials. Safe to call more
+// than once.
 func (p *Process) closeGateway() []Denial {
 	p.gwMu.Lock()
 	gw, b := p.gw, p.broker
 	p.gw, p.broker = nil, nil
 	p.gwMu.Unlock()
-	if gw == nil {
-		return nil
-	}
+	var out []Denial
 	if b != nil {
 		b.close()
+		out = b.unix.takeDenials()
+	}
+	if gw == nil {
+		return out
 	}
 	gw.Close()
 	list, dropped := gw.Denials()
-	out := make([]Denial, 0, len(list)+1)
 	for _, d := range list {
 		out = append(out, Denial{Kind: "network", Protocol: d.Protocol, Target: d.Target(), Reason: d.Reason})
 	}

@@ -44,6 +44,11 @@ type HostInfo struct {
 	// cover files that appear after the start (denywatch.go).
 	FanotifyPerm   bool   `json:"fanotify_permission"`
 	FanotifyReason string `json:"fanotify_reason,omitempty"`
+	// UnixGuard: the supervisor can stop and carry out the sandbox's
+	// connects (seccomp user notification, pidfd_getfd), so no host unix
+	// socket but the profile's is reachable (unixguard.go).
+	UnixGuard       bool   `json:"unix_socket_guard"`
+	UnixGuardReason string `json:"unix_socket_guard_reason,omitempty"`
 
 	cgroups linux.CgroupLayout
 }
@@ -78,6 +83,7 @@ func ProbeHost() HostInfo {
 	h.cgroups = linux.ProbeCgroups()
 	h.Tun, h.TunReason = probeTun()
 	h.FanotifyPerm, h.FanotifyReason = probeFanotify()
+	h.UnixGuard, h.UnixGuardReason = probeUnixGuard(h.Seccomp)
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	return h
 }
@@ -177,6 +183,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	default:
 		add(profile.IPCIsolation, Degraded, ipcMech, "host abstract unix sockets reachable: the network is shared and Landlock ABI < 6")
 	}
+	gs[len(gs)-1] = ipcUnixStatus(gs[len(gs)-1], h)
 
 	switch s.Network.Mode {
 	case profile.NetworkModeNone:
@@ -240,6 +247,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 		add(profile.LifetimeContainment, Enforced, "pid namespace + PDEATHSIG", "")
 	}
 	add(profile.EnvScrub, Enforced, "environment built from the allowlist", "")
+	gs = append(gs, execBoundaryStatus(s, h))
 	return Report{Level: levelOf(gs), Guarantees: gs, Host: h}
 }
 

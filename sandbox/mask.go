@@ -14,7 +14,8 @@ import (
 // maskedPaths lists the existing paths the sandbox must hide:
 //
 //   - every path matching a deny glob,
-//   - every unix socket in the workspace (a host listener), and
+//   - every unix socket in the workspace (a host listener) but those the
+//     profile names, and
 //   - every file in the workspace that is a hard link to an inode with
 //     links outside the workspace: the same inode as a secret elsewhere
 //     (say ~/.ssh/id_ed25519) would otherwise be readable and writable
@@ -66,10 +67,11 @@ func maskedPaths(p *profile.Profile) ([]string, error) {
 				return nil
 			}
 		}
-		if d.Type()&fs.ModeSocket != 0 {
+		if d.Type()&fs.ModeSocket != 0 && !socketsMaskExempt(s, path) {
 			// A socket in the workspace is a door to whatever host
-			// process listens on it; Landlock cannot refuse connect on
-			// pathname sockets, so the socket is hidden.
+			// process listens on it. The unix socket guard refuses
+			// connects to it (unixguard.go); the mask keeps it hidden
+			// on hosts without the guard too.
 			add(path)
 			return nil
 		}

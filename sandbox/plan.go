@@ -67,6 +67,11 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		linux.Mount{Kind: linux.MountTmpfs, Target: sandboxTmp, Size: int64(s.Budgets.Scratch), Mode: 0o1777},
 		linux.Mount{Kind: linux.MountBind, Source: ws, Target: ws, ReadOnly: s.ReadOnlyWorkspace},
 	)
+	binds = append(binds, socketMounts(s.Filesystem.Sockets)...)
+	strictExec := len(s.Filesystem.Exec) > 0
+	if strictExec {
+		binds = append(binds, markNoExec(binds, s.Filesystem.Exec)...)
+	}
 	// Parents before children: a deeper mount must land on top of the
 	// one that contains it.
 	sort.SliceStable(binds, func(i, j int) bool { return depth(binds[i].Target) < depth(binds[j].Target) })
@@ -82,7 +87,11 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 	for _, m := range masks {
 		mounts = append(mounts, linux.Mount{Kind: linux.MountMask, Target: m})
 	}
-	mounts = append(mounts, devMounts(s.Budgets.Scratch)...)
+	dev := devMounts(s.Budgets.Scratch)
+	if strictExec {
+		markNoExec(dev, s.Filesystem.Exec)
+	}
+	mounts = append(mounts, dev...)
 	mounts = append(mounts, procMounts()...)
 
 	// Read-only roots beneath which a deny entry can match get a rule
@@ -127,6 +136,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		},
 		Rlimits:    rl,
 		Seccomp:    true,
+		ExecGuard:  strictExec,
 		LoopbackUp: s.Network.Mode == profile.NetworkModeNone,
 	}}, nil
 }

@@ -80,7 +80,7 @@ func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
 		return nil, err
 	}
 	if e.policy != nil {
-		planEgress(pl, e.opts.Dialer == nil)
+		planEgress(pl)
 	}
 	if e.opts.Grants != nil {
 		if err := redeemGrants(e.profile, e.opts.Grants, cmd, pl.config.Dir); err != nil {
@@ -170,6 +170,16 @@ func (p *Process) spawn() error {
 		defer handoff.parent.Close()
 		p.pipes = append(p.pipes, handoff.child)
 	}
+	var notifH *notifierHandoff
+	if p.e.host.UnixGuard {
+		h, err := newNotifierHandoff()
+		if err != nil {
+			return &SetupError{Step: "connect notifier", Err: err}
+		}
+		notifH = h
+		defer notifH.parent.Close()
+		p.pipes = append(p.pipes, notifH.child)
+	}
 	denyH, err := p.newDenyHandoff()
 	if err != nil {
 		return &SetupError{Step: "deny watch", Err: err}
@@ -224,6 +234,10 @@ func (p *Process) spawn() error {
 		if fd := 2 + len(c.ExtraFiles); fd != tapHandoffFD {
 			return &SetupError{Step: "egress", Err: fmt.Errorf("the TAP hand-off socket is the helper's fd %d, not %d", fd, tapHandoffFD)}
 		}
+	}
+	if notifH != nil {
+		c.ExtraFiles = append(c.ExtraFiles, notifH.child)
+		cfg.Notifier = &linux.NotifierConfig{FD: 2 + len(c.ExtraFiles), BrokerTCP: p.e.policy != nil && p.e.opts.Dialer == nil}
 	}
 	if denyH != nil {
 		c.ExtraFiles = append(c.ExtraFiles, denyH.child)
@@ -307,17 +321,18 @@ func (p *Process) spawn() error {
 	var gwErr error
 	if handoff != nil && werr == nil {
 		gwErr = p.startGateway(handoff)
-		if gwErr == nil && cfg.Network.ConnectNotify {
-			gwErr = p.startBroker(handoff, c.Process.Pid)
-		}
 		handoff.parent.Close() // a helper still waiting for the go-ahead fails
+	}
+	if notifH != nil && werr == nil && gwErr == nil {
+		gwErr = p.startNotifier(notifH)
+		notifH.parent.Close()
 	}
 	var dwErr error
 	if dwDone != nil {
 		dwErr = <-dwDone
 	}
 	msg, _ := io.ReadAll(errR)
-	if gwErr != nil && !errors.Is(gwErr, errHelperGone) {
+	if gwErr != nil && !errors.Is(gwErr, errHelperGone) && !errors.Is(gwErr, errNotifierHelperGone) {
 		p.reapLocked()
 		return &SetupError{Step: "egress gateway", Err: gwErr}
 	}

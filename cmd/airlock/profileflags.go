@@ -25,6 +25,7 @@ type profileFlags struct {
 	read       listFlag
 	write      listFlag
 	deny       listFlag
+	sockets    listFlag
 	env        listFlag
 	net        string
 	memory     string
@@ -40,6 +41,7 @@ func (f *profileFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workspace, "workspace", "", "project directory the command may read and write (default: the current directory)")
 	fs.Var(&f.read, "allow-read", "extra `PATH` the command may read (repeatable)")
 	fs.Var(&f.write, "allow-write", "extra `PATH` the command may read and write (repeatable)")
+	fs.Var(&f.sockets, "allow-socket", "host unix socket `PATH` the command may connect to (repeatable); no other host socket is reachable")
 	fs.Var(&f.deny, "deny", "`GLOB` to hide even inside allowed paths, files that appear later included, e.g. '**/.env' (repeatable)")
 	fs.Var(&f.env, "env", "pass `K` from the environment, or set K=V (repeatable)")
 	fs.StringVar(&f.net, "net", "", "network: `none` (default); all (every public address, TCP and UDP; private and cloud-metadata addresses refused, add exceptions as all,IP[:PORT][/udp],...); "+
@@ -105,6 +107,7 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 	over.Filesystem.Read = f.read
 	over.Filesystem.Write = f.write
 	over.Filesystem.Deny = f.deny
+	over.Filesystem.Sockets = f.sockets
 	over.ReadOnlyWorkspace = f.readOnlyWS
 	for _, e := range f.env {
 		if k, v, ok := strings.Cut(e, "="); ok {

@@ -14,11 +14,17 @@ type Config struct {
 	Landlock LandlockConfig `json:"landlock"`
 	Rlimits  []Rlimit       `json:"rlimits"`
 	Seccomp  bool           `json:"seccomp"`
+	// ExecGuard adds seccomp.BuildExecGuard after the main filter: no
+	// anonymous files to run, for a profile that names its exec paths.
+	ExecGuard bool `json:"exec_guard,omitempty"`
 	// LoopbackUp brings "lo" up in a new network namespace.
 	LoopbackUp bool `json:"loopback_up"`
 	// Network, when set, gives the new network namespace a TAP device
 	// served by the supervisor's egress gateway (see tap.go).
 	Network *NetworkConfig `json:"network,omitempty"`
+	// Notifier, when set, installs the connect notifier and hands its
+	// listener to the supervisor (see notifier.go).
+	Notifier *NotifierConfig `json:"notifier,omitempty"`
 	// DenyWatch, when set, hands the supervisor the view's mounts where
 	// deny entries can match, to refuse opens of files that appear after
 	// the start (see denymounts.go).

@@ -85,15 +85,17 @@ func Stage2() {
 	fail("mount view", buildMountView(cfg.Mounts))
 	fail("deny watch", handOverDenyMounts(cfg.DenyWatch))
 	fail("working directory", unix.Chdir(cfg.Dir))
-	// The connect broker hands the sandbox sockets of the host's network
-	// namespace, so it may run only where no connect the kernel carries
-	// out for the sandbox can reach one: Landlock refuses them all, and
-	// the broker makes every TCP connection itself. So the notifier goes
-	// in first (with CAP_SYS_ADMIN in this namespace, before
-	// no_new_privs), and Landlock refuses connects only if it went in.
-	listener := -1
-	if cfg.Network != nil && cfg.Network.ConnectNotify && cfg.Landlock.Enabled && landlock.ABI() >= 4 {
-		listener = installNotifier()
+	// The connect notifier goes in before Landlock and the capability
+	// drop (it needs CAP_SYS_ADMIN here, or no_new_privs). The connect
+	// broker hands the sandbox sockets of the host's network namespace,
+	// so it may do so only where no connect the kernel carries out for
+	// the sandbox can reach one: Landlock refuses them all (ABI 4), and
+	// the broker makes every TCP connection itself.
+	listener, brokerTCP := -1, false
+	if cfg.Notifier != nil {
+		brokerTCP = cfg.Notifier.BrokerTCP && cfg.Landlock.Enabled && landlock.ABI() >= 4
+		listener, err = installNotifier(brokerTCP)
+		fail("connect notifier", err)
 	}
 	if cfg.Landlock.Enabled {
 		st, err := landlock.Restrict(landlock.Ruleset{
@@ -104,15 +106,15 @@ func Stage2() {
 			IoctlDev:          cfg.Landlock.IoctlDev,
 			ScopeSignals:      cfg.Landlock.ScopeSignals,
 			ScopeAbstractUnix: cfg.Landlock.ScopeAbstractUnix,
-			DenyTCPConnect:    listener >= 0,
+			DenyTCPConnect:    brokerTCP,
 		})
 		fail("landlock", err)
-		if listener >= 0 && !st.Enforces("net-tcp-connect") {
+		if brokerTCP && !st.Enforces("net-tcp-connect") {
 			fail("connect notifier", errors.New("landlock does not refuse TCP connects; the broker would be unsafe"))
 		}
 	}
-	if cfg.Network != nil && cfg.Network.ConnectNotify {
-		fail("connect notifier", sendNotifier(cfg.Network.FD, listener))
+	if cfg.Notifier != nil {
+		fail("connect notifier", sendNotifier(cfg.Notifier.FD, listener, brokerTCP))
 	}
 	if cfg.NewSession {
 		_, err := unix.Setsid()
@@ -133,6 +135,11 @@ func Stage2() {
 		prog, err := seccomp.Build(runtime.GOARCH)
 		fail("seccomp", err)
 		fail("seccomp", seccomp.Install(prog))
+		if cfg.ExecGuard {
+			prog, err := seccomp.BuildExecGuard(runtime.GOARCH)
+			fail("exec guard", err)
+			fail("exec guard", seccomp.Install(prog))
+		}
 	}
 	// Limits last: under RLIMIT_AS (the memory budget where no cgroup
 	// can be written) the helper's own Go runtime could not map another

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/airlockhq/airlock/sandbox/internal/linux/seccomp"
 )
 
 // NetworkConfig gives the sandbox's new network namespace its only way
@@ -38,21 +35,12 @@ type NetworkConfig struct {
 	// over (SCM_RIGHTS) and then reads one byte from when the supervisor
 	// serves the device.
 	FD int `json:"fd"`
-	// ConnectNotify asks for the connect notifier (seccomp.
-	// BuildConnectNotifier): installed with the other filters, its
-	// listener is the second message on FD.
-	ConnectNotify bool `json:"connect_notify,omitempty"`
 }
 
 // setupNetwork creates, configures and hands over the TAP device. It runs
 // before the mount view, while /dev/net/tun is still the host's.
 func setupNetwork(c *NetworkConfig) error {
-	if c.ConnectNotify {
-		// Kept for the notifier's listener, but never the command's.
-		unix.CloseOnExec(c.FD)
-	} else {
-		defer unix.Close(c.FD)
-	}
+	defer unix.Close(c.FD)
 	tap, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("open /dev/net/tun: %w", err)
@@ -266,39 +254,6 @@ func netlinkDo(nl int, typ uint16, body []byte) error {
 	}
 	if code := int32(binary.NativeEndian.Uint32(buf[unix.SizeofNlMsghdr:])); code != 0 {
 		return unix.Errno(-code)
-	}
-	return nil
-}
-
-// installNotifier installs the connect notifier and returns its
-// listener, or -1 when the kernel refuses it (older than 5.7, or a
-// sandbox around airlock already has a listener): then the gateway alone
-// carries every connection, as it would anyway.
-func installNotifier() int {
-	prog, err := seccomp.BuildConnectNotifier(runtime.GOARCH)
-	if err != nil {
-		return -1
-	}
-	l, err := seccomp.InstallNotifier(prog)
-	if err != nil {
-		return -1
-	}
-	return l
-}
-
-// sendNotifier sends the notifier's listener (none when it is -1) to the
-// supervisor over fd, the second message there, and closes both. Once
-// the filter is in, a connect blocks until someone answers, so a listener
-// that cannot be sent is an error: the helper must not exec.
-func sendNotifier(fd, listener int) error {
-	defer unix.Close(fd)
-	var rights []byte
-	if listener >= 0 {
-		defer unix.Close(listener)
-		rights = unix.UnixRights(listener)
-	}
-	if err := unix.Sendmsg(fd, []byte{1}, rights, nil, 0); err != nil {
-		return fmt.Errorf("hand the connect notifier to the supervisor: %w", err)
 	}
 	return nil
 }

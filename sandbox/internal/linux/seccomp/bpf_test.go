@@ -236,42 +236,62 @@ func TestAssemblerErrors(t *testing.T) {
 	}
 }
 
-// TestInterpretConnectNotifier: the notifier stops connect and listen on
-// the native ABI, refuses TCP Fast Open sends, and passes everything
-// else; foreign ABIs pass it (the main filter kills them).
+// TestInterpretConnectNotifier: the notifier stops connect on the native
+// ABI and refuses AF_UNIX datagram sockets; with BrokerTCP it also stops
+// listen and refuses TCP Fast Open sends; everything else passes, and
+// foreign ABIs pass it (the main filter kills them).
 func TestInterpretConnectNotifier(t *testing.T) {
 	for _, arch := range []string{"amd64", "arm64"} {
-		p, err := BuildConnectNotifier(arch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		foreign := call(arch, "connect")
-		foreign.arch = unix.AUDIT_ARCH_I386
-		for _, c := range []struct {
-			name string
-			d    seccompData
-			want uint32
-		}{
-			{"connect", call(arch, "connect", 3, 0x1000, 16), unix.SECCOMP_RET_USER_NOTIF},
-			{"listen", call(arch, "listen", 3, 128), unix.SECCOMP_RET_USER_NOTIF},
-			{"sendto", call(arch, "sendto", 3, 0x1000, 10, 0x40, 0, 0), actAllow},
-			{"sendto MSG_FASTOPEN", call(arch, "sendto", 3, 0x1000, 10, msgFastOpen|0x40, 0x2000, 16), unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP},
-			{"sendto MSG_FASTOPEN, junk high word", call(arch, "sendto", 3, 0x1000, 10, 0xffffffff00000000|msgFastOpen, 0x2000, 16), unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP},
-			{"sendmsg", call(arch, "sendmsg", 3, 0x1000, 0x4000), actAllow},
-			{"sendmsg MSG_FASTOPEN", call(arch, "sendmsg", 3, 0x1000, msgFastOpen), unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP},
-			{"sendmmsg MSG_FASTOPEN", call(arch, "sendmmsg", 3, 0x1000, 2, msgFastOpen), unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP},
-			{"sendmmsg", call(arch, "sendmmsg", 3, 0x1000, 2, 0), actAllow},
-			{"socket", call(arch, "socket", unix.AF_INET, unix.SOCK_STREAM), actAllow},
-			{"bpf", call(arch, "bpf"), actAllow},
-			{"foreign ABI", foreign, actAllow},
-		} {
-			got, err := interpret(p.Filter, c.d)
-			if err != nil || got != c.want {
-				t.Errorf("%s %s: got %#x (%v), want %#x", arch, c.name, got, err, c.want)
+		for _, tcp := range []bool{false, true} {
+			p, err := BuildConnectNotifier(arch, NotifierOptions{BrokerTCP: tcp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			foreign := call(arch, "connect")
+			foreign.arch = unix.AUDIT_ARCH_I386
+			// Only with BrokerTCP are these stopped or refused.
+			brokered := func(act uint32) uint32 {
+				if tcp {
+					return act
+				}
+				return actAllow
+			}
+			eacces := uint32(unix.SECCOMP_RET_ERRNO | errnoEACCES)
+			for _, c := range []struct {
+				name string
+				d    seccompData
+				want uint32
+			}{
+				{"connect", call(arch, "connect", 3, 0x1000, 16), unix.SECCOMP_RET_USER_NOTIF},
+				{"listen", call(arch, "listen", 3, 128), brokered(unix.SECCOMP_RET_USER_NOTIF)},
+				{"sendto", call(arch, "sendto", 3, 0x1000, 10, 0x40, 0, 0), actAllow},
+				{"sendto MSG_FASTOPEN", call(arch, "sendto", 3, 0x1000, 10, msgFastOpen|0x40, 0x2000, 16), brokered(unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP)},
+				{"sendto MSG_FASTOPEN, junk high word", call(arch, "sendto", 3, 0x1000, 10, 0xffffffff00000000|msgFastOpen, 0x2000, 16), brokered(unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP)},
+				{"sendmsg", call(arch, "sendmsg", 3, 0x1000, 0x4000), actAllow},
+				{"sendmsg MSG_FASTOPEN", call(arch, "sendmsg", 3, 0x1000, msgFastOpen), brokered(unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP)},
+				{"sendmmsg MSG_FASTOPEN", call(arch, "sendmmsg", 3, 0x1000, 2, msgFastOpen), brokered(unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP)},
+				{"sendmmsg", call(arch, "sendmmsg", 3, 0x1000, 2, 0), actAllow},
+				{"socket inet", call(arch, "socket", unix.AF_INET, unix.SOCK_STREAM), actAllow},
+				{"socket inet dgram", call(arch, "socket", unix.AF_INET, unix.SOCK_DGRAM), actAllow},
+				{"socket unix stream", call(arch, "socket", unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC), actAllow},
+				{"socket unix seqpacket", call(arch, "socket", unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK), actAllow},
+				{"socket unix dgram", call(arch, "socket", unix.AF_UNIX, unix.SOCK_DGRAM), eacces},
+				{"socket unix dgram, flags", call(arch, "socket", unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK), eacces},
+				{"socket unix raw", call(arch, "socket", unix.AF_UNIX, unix.SOCK_RAW), eacces},
+				{"socket unix dgram, junk high words", call(arch, "socket", 0xffffffff00000000|unix.AF_UNIX, 0xffffffff00000000|unix.SOCK_DGRAM), eacces},
+				{"socketpair unix dgram", call(arch, "socketpair", unix.AF_UNIX, unix.SOCK_DGRAM, 0, 0x1000), eacces},
+				{"socketpair unix stream", call(arch, "socketpair", unix.AF_UNIX, unix.SOCK_STREAM, 0, 0x1000), actAllow},
+				{"bpf", call(arch, "bpf"), actAllow},
+				{"foreign ABI", foreign, actAllow},
+			} {
+				got, err := interpret(p.Filter, c.d)
+				if err != nil || got != c.want {
+					t.Errorf("%s %s (BrokerTCP %v): got %#x (%v), want %#x", arch, c.name, tcp, got, err, c.want)
+				}
 			}
 		}
 	}
-	if _, err := BuildConnectNotifier("mips"); err == nil {
+	if _, err := BuildConnectNotifier("mips", NotifierOptions{}); err == nil {
 		t.Error("mips: want an error")
 	}
 }

@@ -10,22 +10,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// BuildConnectNotifier compiles the second, optional filter of a sandbox
-// whose network is served by the egress gateway: connect(2) and listen(2)
-// stop and wait for the supervisor (SECCOMP_RET_USER_NOTIF), and a
-// sendto, sendmsg or sendmmsg with MSG_FASTOPEN (a connect in disguise)
-// fails with EOPNOTSUPP, so programs fall back to connect. Every other
-// call, and every call of a foreign ABI, is left to the main filter
-// (Build), which the kernel applies too. Of two filters the stricter
-// action wins, so this one can only add a stop or a refusal, never lift
-// one.
+// NotifierOptions says what the connect notifier does besides stopping
+// connect(2).
+type NotifierOptions struct {
+	// BrokerTCP also stops listen(2) and fails TCP Fast Open sends, for a
+	// supervisor that makes the sandbox's TCP connections itself.
+	BrokerTCP bool
+}
+
+// BuildConnectNotifier compiles the second filter of a sandbox, whose
+// listener the supervisor answers (see the sandbox package's connect
+// broker and unix socket guard): connect(2) stops and waits for the
+// supervisor (SECCOMP_RET_USER_NOTIF), which carries out every connect
+// itself on its own copy of the socket, after checking a unix socket's
+// destination; socket and socketpair of AF_UNIX datagram sockets fail
+// with EACCES, since the kernel resolves a datagram's destination path
+// at every send, where no supervisor could check it. With
+// o.BrokerTCP, listen(2) stops too and a sendto, sendmsg or sendmmsg
+// with MSG_FASTOPEN (a connect in disguise) fails with EOPNOTSUPP, so
+// programs fall back to connect. Every other call, and every call of a
+// foreign ABI, is left to the main filter (Build), which the kernel
+// applies too. Of two filters the stricter action wins, so this one can
+// only add a stop or a refusal, never lift one.
 //
-// The supervisor answers each stop (see the sandbox package's connect
-// broker): for an allowed TCP destination it connects a host socket
-// itself and puts it in the place of the sandbox's; every other TCP
-// connect and every listen it carries out itself on the sandbox's own
-// socket, after checking which network namespace that socket is in.
-func BuildConnectNotifier(arch string) (Program, error) {
+// Only one filter of a process may have a listener: any other stop a
+// sandbox needs belongs in this filter.
+func BuildConnectNotifier(arch string, o NotifierOptions) (Program, error) {
 	spec, ok := archs[arch]
 	if !ok {
 		return Program{}, fmt.Errorf("seccomp: build connect notifier for %q: %w", arch, ErrUnsupportedArch)
@@ -36,34 +46,61 @@ func BuildConnectNotifier(arch string) (Program, error) {
 		lFlagsArg2 label = "flags-arg2"
 		lFlagsArg3 label = "flags-arg3"
 		lCheck     label = "check-flags"
+		lUnixDgram label = "unix-dgram"
+		lEACCES    label = "eacces"
 	)
 	var a assembler
 	a.loadWord(offArch)
 	a.jumpEq(spec.audit, next, lAllow)
 	a.loadWord(offNr)
 	a.jumpEq(nr("connect"), lNotify, next)
-	a.jumpEq(nr("listen"), lNotify, next)
-	a.jumpEq(nr("sendto"), lFlagsArg3, next)
-	a.jumpEq(nr("sendmmsg"), lFlagsArg3, next)
-	a.jumpEq(nr("sendmsg"), lFlagsArg2, lAllow)
-	a.mark(lFlagsArg3)
-	a.loadWord(offArgLow(3))
-	a.jumpEq(0, lAllow, lCheck) // no flags at all
-	a.mark(lFlagsArg2)
-	a.loadWord(offArgLow(2))
-	a.mark(lCheck)
-	a.jumpSet(msgFastOpen, next, lAllow)
-	a.ret(unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP)
+	a.jumpEq(nr("socket"), lUnixDgram, next)
+	if !o.BrokerTCP {
+		a.jumpEq(nr("socketpair"), lUnixDgram, lAllow)
+	} else {
+		a.jumpEq(nr("socketpair"), lUnixDgram, next)
+		a.jumpEq(nr("listen"), lNotify, next)
+		a.jumpEq(nr("sendto"), lFlagsArg3, next)
+		a.jumpEq(nr("sendmmsg"), lFlagsArg3, next)
+		a.jumpEq(nr("sendmsg"), lFlagsArg2, lAllow)
+		a.mark(lFlagsArg3)
+		a.loadWord(offArgLow(3))
+		a.jumpEq(0, lAllow, lCheck) // no flags at all
+		a.mark(lFlagsArg2)
+		a.loadWord(offArgLow(2))
+		a.mark(lCheck)
+		a.jumpSet(msgFastOpen, next, lAllow)
+		a.ret(unix.SECCOMP_RET_ERRNO | errnoEOPNOTSUPP)
+	}
+	// The kernel reads family and type as ints. Every type with bit 1
+	// set is refused: SOCK_DGRAM (2), SOCK_RAW (3, which AF_UNIX turns
+	// into a datagram socket), and only types AF_UNIX rejects anyway;
+	// SOCK_STREAM (1) and SOCK_SEQPACKET (5) pass, and the flags
+	// SOCK_NONBLOCK and SOCK_CLOEXEC lie above the type bits.
+	a.mark(lUnixDgram)
+	a.loadWord(offArgLow(0))
+	a.jumpEq(unix.AF_UNIX, next, lAllow)
+	a.loadWord(offArgLow(1))
+	a.jumpSet(sockDgramBit, lEACCES, lAllow)
 	a.mark(lNotify)
 	a.ret(unix.SECCOMP_RET_USER_NOTIF)
 	a.mark(lAllow)
 	a.ret(unix.SECCOMP_RET_ALLOW)
+	a.mark(lEACCES)
+	a.ret(unix.SECCOMP_RET_ERRNO | errnoEACCES)
 	filter, err := a.assemble()
 	if err != nil {
 		return Program{}, fmt.Errorf("seccomp: build connect notifier for %s: %w", arch, err)
 	}
 	return Program{Arch: arch, Filter: filter}, nil
 }
+
+// sockDgramBit is the bit SOCK_DGRAM and SOCK_RAW share in a socket
+// type, the same on both architectures.
+const sockDgramBit = 0x2
+
+// errnoEACCES is EACCES on x86_64 and asm-generic alike.
+const errnoEACCES = 13
 
 // msgFastOpen is MSG_FASTOPEN, the same on both architectures.
 const msgFastOpen = 0x20000000

@@ -54,6 +54,8 @@ var sysnums = []sysnum{
 	{"listen", 50, 201},
 	{"listmount", 458, 458}, // Linux 6.8
 	{"lookup_dcookie", 212, 18},
+	{"memfd_create", 319, 279},
+	{"memfd_secret", 447, 447}, // Linux 5.14
 	{"mkdir", 83, absent},
 	{"mkdirat", 258, 34},
 	{"mknod", 133, absent},

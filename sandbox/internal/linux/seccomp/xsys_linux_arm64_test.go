@@ -23,6 +23,8 @@ var xsysNumbers = map[string]uintptr{
 	"clone3":            unix.SYS_CLONE3,
 	"connect":           unix.SYS_CONNECT,
 	"listen":            unix.SYS_LISTEN,
+	"memfd_create":      unix.SYS_MEMFD_CREATE,
+	"memfd_secret":      unix.SYS_MEMFD_SECRET,
 	"sendmmsg":          unix.SYS_SENDMMSG,
 	"sendmsg":           unix.SYS_SENDMSG,
 	"sendto":            unix.SYS_SENDTO,
