@@ -8,7 +8,9 @@ require (
 	github.com/go-json-experiment/json v1.27.2 // indirect
 	github.com/google/btree v1.1.2 // indirect
 	golang.org/x/exp v0.0.0-20250711185948-6ae5c78190dc // indirect
+	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	gvisor.dev/gvisor v0.0.0-20260527191743-a81fd9dd382e // indirect
 	mvdan.cc/sh/v3 v3.14.1 // indirect

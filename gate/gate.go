@@ -141,6 +141,13 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 		return Decision{Effect: rules.Deny, Reason: reason, Requirement: &r, Rule: rule, Layer: layer, Source: source, Requirements: steps}
 	}
 
+	// 0. What cannot be judged at all (a host that fails normalisation,
+	// a path with a control character) is refused.
+	for i, r := range reqs {
+		if r.Invalid != "" {
+			return deny(i, fmt.Sprintf("%s %q is refused: %s", r.Kind, r.Target, r.Invalid), "", LayerTool, ""), nil
+		}
+	}
 	// 1. The profile.
 	access := make([]profile.Access, len(reqs))
 	for i, r := range reqs {
@@ -158,6 +165,9 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 			reason := rule.Reason
 			if reason == "" {
 				reason = fmt.Sprintf("denied by rule %s (%s layer)", rule.Match, rule.Layer)
+			}
+			if r.Tree {
+				reason += fmt.Sprintf("; the call reads everything beneath %s, where the rule applies: name a narrower path", r.Target)
 			}
 			return deny(i, reason, rule.Match, string(rule.Layer), rule.Where()), nil
 		}

@@ -111,6 +111,9 @@ func (p *Profile) IsProtected(path string) bool {
 		return false
 	}
 	parts := splitPath(rel)
+	if hooks := GitHooksPath(p.spec.Workspace); hooks != "" && Within(hooks, rel) {
+		return true // the hooks git runs, wherever the config puts them
+	}
 	for _, entry := range p.spec.Filesystem.Protected {
 		pat := splitPath(filepath.Clean(entry))
 		if len(parts) >= len(pat) && matchParts(pat, parts[:len(pat)]) {

@@ -35,11 +35,17 @@ type Pattern struct {
 	// "Grep", a bare "WebFetch"); empty means any tool.
 	OnlyTool string
 
-	all    bool   // matches every requirement of Kind (and OnlyTool)
-	cmd    *glob  // Bash: the command glob
-	short  *glob  // Bash: cmd without a trailing " *", which may match nothing
-	path   *glob  // Read/Edit: the absolute path glob
-	dir    string // Read/Edit: the literal directory the glob starts in
+	all   bool   // matches every requirement of Kind (and OnlyTool)
+	cmd   *glob  // Bash: the command glob
+	short *glob  // Bash: cmd without a trailing " *", which may match nothing
+	path  *glob  // Read/Edit: the absolute path glob
+	dir   string // Read/Edit: the literal directory the glob starts in
+	// alt and altDir are path and dir with symlinks in dir resolved, when
+	// that changes it: a rule about "secrets/**" where secrets -> vault
+	// is about vault's files too, and a rule written through a symlinked
+	// workspace about the real one.
+	alt    *glob
+	altDir string
 	host   string // Net/WebFetch: host, or ".suffix" for "*.suffix"
 	port   string // Net: port, "" for any
 	name   string // tool.invoke: exact name, or prefix when prefix is set
@@ -118,6 +124,10 @@ func ParsePattern(text string, base Base) (*Pattern, error) {
 		}
 		p.path = compilePath(abs)
 		p.dir = literalDir(p.path)
+		if real := tool.Canonical(p.dir); real != p.dir && strings.HasPrefix(abs, p.dir) {
+			p.alt = compilePath(escapePath(real) + abs[len(p.dir):])
+			p.altDir = literalDir(p.alt)
+		}
 	case name == "WebFetch":
 		p.Kind = tool.KindNetworkConnect
 		if spec == "" {
@@ -253,6 +263,17 @@ func (p *Pattern) setHost(s string, withPort bool) error {
 	if host == "" || strings.ContainsAny(host, "*/ ") {
 		return fmt.Errorf("%q is not a host: use host, *.domain, host:port or *.domain:port", s)
 	}
+	// The same normalisation as the targets (tool.NormalizeHost), so a
+	// rule for "ｅｖｉｌ.example." is the rule for evil.example.
+	suffix := strings.HasPrefix(host, ".")
+	norm, err := tool.NormalizeHost(strings.TrimPrefix(host, "."))
+	if err != nil {
+		return fmt.Errorf("%q is not a host: %v", s, err)
+	}
+	if suffix {
+		norm = "." + norm
+	}
+	host = norm
 	p.host, p.port = host, port
 	return nil
 }
@@ -338,11 +359,49 @@ func (p *Pattern) Matches(r tool.Requirement, conservatively bool) bool {
 }
 
 // matchPath matches the path or any of its parent directories: a rule
-// about a directory is about everything in it.
+// about a directory is about everything in it. For a Tree requirement (a
+// directory and everything beneath it) a deny or ask rule also matches
+// when it can match anything beneath the directory, and an allow rule
+// when it matches everything beneath it, any name at any depth.
 func (p *Pattern) matchPath(s *subject, mode matchMode) bool {
+	return matchPathGlob(p.path, s, mode) || p.alt != nil && matchPathGlob(p.alt, s, mode)
+}
+
+func matchPathGlob(g *glob, s *subject, mode matchMode) bool {
+	if matchPathOrParent(g, s, mode) {
+		return true
+	}
+	if !s.r.Tree {
+		return false
+	}
+	base := []rune(strings.TrimSuffix(s.text, "/") + "/")
+	one := append(append([]rune(nil), base...), tool.Hole)
+	if mode == conservative {
+		return g.match(one, conservative)
+	}
+	two := append(append([]rune(nil), one...), '/', tool.Hole)
+	return g.match(one, strict) && g.match(two, strict)
+}
+
+// escapePath escapes the glob characters of a literal path.
+func escapePath(p string) string {
+	if !strings.ContainsAny(p, "*?\\") {
+		return p
+	}
+	var b strings.Builder
+	for _, r := range p {
+		if r == '*' || r == '?' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func matchPathOrParent(g *glob, s *subject, mode matchMode) bool {
 	if !s.holes {
 		for path := s.text; ; {
-			if p.path.matchString(path) {
+			if g.matchString(path) {
 				return true
 			}
 			i := strings.LastIndexByte(path, '/')
@@ -358,7 +417,7 @@ func (p *Pattern) matchPath(s *subject, mode matchMode) bool {
 	}
 	rs := s.runeSlice()
 	for n := len(rs); n > 0; {
-		if p.path.match(rs[:n], mode) {
+		if g.match(rs[:n], mode) {
 			return true
 		}
 		i := n - 1

@@ -1,13 +1,13 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/airlockhq/airlock/profile"
 )
 
 // protectedState is what one protected path was when the run started.
@@ -165,48 +165,10 @@ var inertGitKeys = map[string]bool{
 
 func gitConfigInert(data []byte) bool {
 	inert := true
-	ok := eachGitConfigEntry(data, func(section, key, _ string) {
+	ok := profile.EachGitConfigEntry(data, func(section, key, _ string) {
 		inert = inert && inertGitKeys[section+"."+key]
 	})
 	return ok && inert
-}
-
-// eachGitConfigEntry calls f with the section (without its subsection),
-// the key, both lower-cased, and the value (unquoted, trimmed) of every
-// entry of a git config file; false if the file is not one it can read.
-func eachGitConfigEntry(data []byte, f func(section, key, value string)) bool {
-	section := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				return false
-			}
-			// [remote "origin"] → remote; the subsection name is irrelevant.
-			name := strings.Fields(line[1:end])
-			if len(name) == 0 {
-				return false
-			}
-			section = strings.ToLower(name[0])
-			if rest := strings.TrimSpace(line[end+1:]); rest != "" {
-				line = rest
-			} else {
-				continue
-			}
-		}
-		key, value, _ := strings.Cut(line, "=")
-		value = strings.TrimSpace(value)
-		if i := strings.IndexAny(value, "#;"); i >= 0 && !strings.HasPrefix(value, `"`) {
-			value = strings.TrimSpace(value[:i])
-		}
-		f(section, strings.ToLower(strings.TrimSpace(key)), strings.Trim(value, `"`))
-	}
-	return sc.Err() == nil
 }
 
 // withHooksPath adds to the protected entries the hooks directory the
@@ -215,26 +177,8 @@ func eachGitConfigEntry(data []byte, f func(section, key, value string)) bool {
 // would .git/hooks, so they are agent-persistence paths too. Read at the
 // start of a run (compile); .git/config itself is protected for the run.
 func withHooksPath(ws string, rels []string) []string {
-	data, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
-	if err != nil {
-		return rels
-	}
-	var hooks string
-	eachGitConfigEntry(data, func(section, key, value string) {
-		if section == "core" && key == "hookspath" {
-			hooks = value
-		}
-	})
-	if hooks == "" || strings.HasPrefix(hooks, "~") {
-		return rels
-	}
-	if !filepath.IsAbs(hooks) {
-		hooks = filepath.Join(ws, hooks)
-	}
-	rel, err := filepath.Rel(ws, filepath.Clean(hooks))
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || hasGlob(rel) {
-		// The workspace itself, or outside it (where the run cannot
-		// write anyway).
+	rel := profile.GitHooksPath(ws)
+	if rel == "" {
 		return rels
 	}
 	return append(append([]string(nil), rels...), rel)

@@ -131,6 +131,11 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 		r := Requirement{Kind: kind, Target: target, Via: via, Unresolved: unresolved}
 		if strings.ContainsRune(shape, Hole) {
 			r.Shape = shape
+		} else if !unresolved {
+			r.Target, r.Names = resolveNames(target)
+		}
+		if badPathRune(text) {
+			r.Invalid = "the path holds a control character"
 		}
 		w.add(r)
 	}
@@ -141,7 +146,7 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 	leadingExpansion := len(word.pieces) > 0 && word.pieces[0].expansion
 	if filepath.IsAbs(shape) || leadingExpansion {
 		if !expansion && !glob {
-			add(Canonical(text), "", false)
+			add(text, "", false)
 		} else {
 			add(text, cleanShape(shape, expansion), unresolved)
 		}
@@ -153,7 +158,7 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 	}
 	for _, d := range in.list {
 		if !expansion && !glob {
-			add(Canonical(filepath.Join(d, text)), "", false)
+			add(d+"/"+text, "", false)
 			continue
 		}
 		add(filepath.Join(d, text), cleanShape(d+"/"+shape, expansion), unresolved)

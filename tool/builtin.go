@@ -1,9 +1,8 @@
 package tool
 
 import (
+	"encoding/json"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,42 +12,97 @@ import (
 // (Read's file_path, NotebookEdit's notebook_path, ...).
 func preparePathField(kind, field string) PrepareFunc {
 	return func(call Call) ([]Requirement, error) {
-		var in map[string]any
+		var in map[string]json.RawMessage
 		if err := decodeInput(call, &in); err != nil {
 			return nil, err
 		}
-		p, _ := in[field].(string)
-		if p == "" {
+		var p string
+		if raw, ok := in[field]; !ok || json.Unmarshal(raw, &p) != nil || p == "" {
 			return nil, fmt.Errorf("%w: %s needs a %q string", ErrInvalidInput, call.Tool, field)
 		}
-		return []Requirement{{Kind: kind, Target: resolvePath(p, callDir(call), callHome(call))}}, nil
+		r, err := toolPath(kind, p, callDir(call), callHome(call))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidInput, call.Tool, err)
+		}
+		if call.Tool == "LS" {
+			r.Tree = true // a listing shows the names inside
+		}
+		return []Requirement{r}, nil
 	}
+}
+
+// toolPath is the requirement for a path a file tool (Read, Write, Edit,
+// Grep's path) was given: made absolute against dir ("~/" against home),
+// resolved like the kernel resolves it (Canonical), with the names it was
+// written as. A control character refuses the path. A glob or brace
+// character, "$" or "~user" makes its component unknown: the tool does not
+// expand them, but whoever approves would read them as a pattern, and a
+// deny rule that could match must hold.
+func toolPath(kind, p, dir, home string) (Requirement, error) {
+	if badPathRune(p) {
+		return Requirement{}, fmt.Errorf("path %q holds a control character; a file name with one is refused", p)
+	}
+	abs := absPath(p, dir, home)
+	if shape := pathShape(abs); shape != "" {
+		return Requirement{Kind: kind, Target: filepath.Clean(abs), Shape: filepath.Clean(shape)}, nil
+	}
+	target, names := resolveNames(abs)
+	return Requirement{Kind: kind, Target: target, Names: names}, nil
+}
+
+// absPath makes p absolute against dir, "~" and "~/x" against home.
+func absPath(p, dir, home string) string {
+	switch {
+	case p == "~":
+		return home
+	case strings.HasPrefix(p, "~/"):
+		return home + "/" + p[2:]
+	case !filepath.IsAbs(p):
+		return dir + "/" + p
+	}
+	return p
 }
 
 // prepareSearch prepares Glob and Grep: a read of the tree they search,
 // which is the "path" field (default: the working directory) joined with
-// the pattern's leading literal directories for Glob.
+// the pattern's leading literal directories for Glob. Everything beneath
+// it can show up in the result, so a rule about anything inside is about
+// the search (Requirement.Tree). Grep's glob and type filters do not
+// narrow it: a deny rule's pattern and a filter can both match one file.
 func prepareSearch(call Call) ([]Requirement, error) {
 	var in struct {
-		Pattern string `json:"pattern"`
-		Path    string `json:"path"`
+		Pattern *string `json:"pattern"`
+		Path    *string `json:"path"`
+		Glob    *string `json:"glob"`
+		Type    *string `json:"type"`
 	}
 	if err := decodeInput(call, &in); err != nil {
 		return nil, err
 	}
-	if in.Pattern == "" {
+	if in.Pattern == nil || *in.Pattern == "" {
 		return nil, fmt.Errorf("%w: %s needs a \"pattern\" string", ErrInvalidInput, call.Tool)
 	}
 	dir := callDir(call)
-	if in.Path != "" {
-		dir = resolvePath(in.Path, dir, callHome(call))
+	if in.Path != nil && *in.Path != "" {
+		if badPathRune(*in.Path) {
+			return nil, fmt.Errorf("%w: %s: path %q holds a control character", ErrInvalidInput, call.Tool, *in.Path)
+		}
+		dir = absPath(*in.Path, dir, callHome(call))
 	}
 	if call.Tool == "Glob" {
-		if static := globStaticPrefix(in.Pattern); static != "" {
-			dir = resolvePath(static, dir, callHome(call))
+		if badPathRune(*in.Pattern) {
+			return nil, fmt.Errorf("%w: %s: pattern %q holds a control character", ErrInvalidInput, call.Tool, *in.Pattern)
+		}
+		if static := globStaticPrefix(*in.Pattern); static != "" {
+			dir = absPath(static, dir, callHome(call))
 		}
 	}
-	return []Requirement{{Kind: KindFilesystemRead, Target: dir}}, nil
+	r, err := toolPath(KindFilesystemRead, dir, "/", callHome(call))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidInput, call.Tool, err)
+	}
+	r.Tree = true
+	return []Requirement{r}, nil
 }
 
 // globStaticPrefix returns the leading directories of a glob pattern that
@@ -56,7 +110,7 @@ func prepareSearch(call Call) ([]Requirement, error) {
 func globStaticPrefix(pattern string) string {
 	parts := strings.Split(pattern, "/")
 	n := 0
-	for n < len(parts)-1 && !strings.ContainsAny(parts[n], "*?[{") {
+	for n < len(parts)-1 && !strings.ContainsAny(parts[n], globRunes) {
 		n++
 	}
 	prefix := strings.Join(parts[:n], "/")
@@ -70,43 +124,19 @@ func globStaticPrefix(pattern string) string {
 // network.connect to its host:port.
 func prepareWebFetch(call Call) ([]Requirement, error) {
 	var in struct {
-		URL string `json:"url"`
+		URL *string `json:"url"`
 	}
 	if err := decodeInput(call, &in); err != nil {
 		return nil, err
 	}
-	target, err := URLTarget(in.URL)
+	if in.URL == nil {
+		return nil, fmt.Errorf("%w: %s needs a \"url\" string", ErrInvalidInput, call.Tool)
+	}
+	target, err := URLTarget(*in.URL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidInput, call.Tool, err)
 	}
 	return []Requirement{{Kind: KindNetworkConnect, Target: target}}, nil
-}
-
-// URLTarget returns the host:port an http or https URL connects to, with
-// the host in lower case and the scheme's default port filled in.
-func URLTarget(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("url %q: %v", raw, err)
-	}
-	port := u.Port()
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		if port == "" {
-			port = "443"
-		}
-	case "http":
-		if port == "" {
-			port = "80"
-		}
-	default:
-		return "", fmt.Errorf("url %q: only http and https URLs can be fetched", raw)
-	}
-	host := strings.ToLower(u.Hostname())
-	if host == "" {
-		return "", fmt.Errorf("url %q has no host", raw)
-	}
-	return net.JoinHostPort(host, port), nil
 }
 
 // prepareNamedTool prepares a tool that is decided by its name alone:
@@ -140,38 +170,4 @@ func callHome(call Call) string {
 		return h
 	}
 	return "/nonexistent-home"
-}
-
-// resolvePath makes p absolute against dir ("~" and "~/x" against home),
-// cleans it and resolves the symlinks of the part that exists.
-func resolvePath(p, dir, home string) string {
-	switch {
-	case p == "~":
-		p = home
-	case strings.HasPrefix(p, "~/"):
-		p = filepath.Join(home, p[2:])
-	case !filepath.IsAbs(p):
-		p = filepath.Join(dir, p)
-	}
-	return Canonical(p)
-}
-
-// Canonical cleans the absolute path p and resolves symlinks in its longest
-// existing prefix, so that a link inside the workspace that points at a
-// secret is judged by where it points. Parts that do not exist yet are kept
-// as written.
-func Canonical(p string) string {
-	p = filepath.Clean(p)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	dir, rest := p, ""
-	for dir != "/" && dir != "." {
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = filepath.Dir(dir)
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-	}
-	return p
 }
