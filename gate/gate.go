@@ -166,7 +166,7 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 			if reason == "" {
 				reason = fmt.Sprintf("denied by rule %s (%s layer)", rule.Match, rule.Layer)
 			}
-			if r.Tree {
+			if r.Tree && treeOnly(rule, r) {
 				reason += fmt.Sprintf("; the call reads everything beneath %s, where the rule applies: name a narrower path", r.Target)
 			}
 			return deny(i, reason, rule.Match, string(rule.Layer), rule.Where()), nil
@@ -202,6 +202,8 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 			why = "the command is only known when the shell runs, so no rule can allow it"
 		case r.Unresolved && r.Kind == tool.KindNetworkConnect:
 			why = "its host is only known when the shell runs, so no rule can allow it"
+		case r.Unresolved && r.Tool != "Bash" && r.Shape != "":
+			why = "its path holds glob or brace characters, which the tool does not expand, so no rule can allow it"
 		case r.Unresolved:
 			why = "its path depends on what only the running shell knows, so no rule can allow it"
 		case r.Shape != "":
@@ -426,4 +428,22 @@ func (e *Evaluator) record(call tool.Call, d Decision) error {
 		ev.Detail["grants"] = len(d.Grants)
 	}
 	return e.Recorder.Append(ev)
+}
+
+// treeOnly reports whether rule matches the Tree requirement r only for
+// what lies beneath its directory, not the directory itself: then the
+// reason says the read of everything beneath is what it denies.
+func treeOnly(rule *rules.Rule, r tool.Requirement) bool {
+	r.Tree = false
+	if rule.Pattern.Matches(r, true) {
+		return false
+	}
+	for _, n := range r.Names {
+		alt := r
+		alt.Target, alt.Names, alt.Shape = n, nil, ""
+		if rule.Pattern.Matches(alt, true) {
+			return false
+		}
+	}
+	return true
 }

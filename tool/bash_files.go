@@ -42,6 +42,7 @@ var fileCommands = map[string]fileCommand{
 // fileOperands adds the reads and writes of a file command's operands,
 // and the connections of a network command (see commandEffects).
 func (w *bashWalker) fileOperands(name string, args []shWord, in dirSet) {
+	defer w.treeOperands(name, args, in)()
 	if effects, ok := commandEffects[name]; ok {
 		effects(w, name, args, in)
 		return

@@ -44,7 +44,7 @@ func toolPath(kind, p, dir, home string) (Requirement, error) {
 	}
 	abs := absPath(p, dir, home)
 	if shape := pathShape(abs); shape != "" {
-		return Requirement{Kind: kind, Target: filepath.Clean(abs), Shape: filepath.Clean(shape)}, nil
+		return Requirement{Kind: kind, Target: filepath.Clean(abs), Shape: filepath.Clean(shape), Unresolved: true}, nil
 	}
 	target, names := resolveNames(abs)
 	return Requirement{Kind: kind, Target: target, Names: names}, nil

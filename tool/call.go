@@ -143,9 +143,6 @@ func (r Requirement) String() string {
 	if r.Unparsed {
 		flags = append(flags, "unparsed")
 	}
-	if r.Tree {
-		flags = append(flags, "tree")
-	}
 	if r.Invalid != "" {
 		flags = append(flags, "invalid")
 	}
