@@ -46,6 +46,10 @@ type Pattern struct {
 	// workspace about the real one.
 	alt    *glob
 	altDir string
+	// selves are path and alt without a trailing "/**": the directory
+	// itself, which "dir/**" is about too (rm -rf dir removes what the
+	// rule protects; ls dir lists it).
+	selves []*glob
 	host   string // Net/WebFetch: host, or ".suffix" for "*.suffix"
 	port   string // Net: port, "" for any
 	name   string // tool.invoke: exact name, or prefix when prefix is set
@@ -127,6 +131,12 @@ func ParsePattern(text string, base Base) (*Pattern, error) {
 		if real := tool.Canonical(p.dir); real != p.dir && strings.HasPrefix(abs, p.dir) {
 			p.alt = compilePath(escapePath(real) + abs[len(p.dir):])
 			p.altDir = literalDir(p.alt)
+		}
+		if dir, ok := strings.CutSuffix(abs, "/**"); ok && dir != "" {
+			p.selves = append(p.selves, compilePath(dir))
+			if p.alt != nil {
+				p.selves = append(p.selves, compilePath(escapePath(tool.Canonical(p.dir))+dir[len(p.dir):]))
+			}
 		}
 	case name == "WebFetch":
 		p.Kind = tool.KindNetworkConnect
@@ -364,7 +374,15 @@ func (p *Pattern) Matches(r tool.Requirement, conservatively bool) bool {
 // when it can match anything beneath the directory, and an allow rule
 // when it matches everything beneath it, any name at any depth.
 func (p *Pattern) matchPath(s *subject, mode matchMode) bool {
-	return matchPathGlob(p.path, s, mode) || p.alt != nil && matchPathGlob(p.alt, s, mode)
+	if matchPathGlob(p.path, s, mode) || p.alt != nil && matchPathGlob(p.alt, s, mode) {
+		return true
+	}
+	for _, g := range p.selves {
+		if s.matchGlob(g, mode) {
+			return true
+		}
+	}
+	return false
 }
 
 func matchPathGlob(g *glob, s *subject, mode matchMode) bool {

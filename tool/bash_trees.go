@@ -26,6 +26,8 @@ var treeReaders = map[string]func(args []shWord) bool{
 	"rsync": shortOrLong("ra", "recursive", "archive"),
 	"zip":   shortOrLong("rR", "recurse-paths", "recurse-patterns"),
 	"diff":  shortOrLong("r", "recursive"),
+	"ls":    shortOrLong("R", "recursive"),
+	"tree":  nil,
 }
 
 // searchSpecs are the recursive searchers (ripgrep, the silver searcher,
@@ -148,7 +150,7 @@ func (w *bashWalker) treeOperands(name string, args []shWord, in dirSet) (done f
 				w.reqs[i].Tree, marked = true, true
 			}
 		}
-		if !marked && strings.HasSuffix(name, "grep") {
+		if !marked && (strings.HasSuffix(name, "grep") || name == "ls" || name == "tree") {
 			// No operand: the working directory.
 			w.treeRead(literalWord("."), in, name)
 		}

@@ -35,12 +35,21 @@ func preparePathField(kind, field string) PrepareFunc {
 // Grep's path) was given: made absolute against dir ("~/" against home),
 // resolved like the kernel resolves it (Canonical), with the names it was
 // written as. A control character refuses the path. A glob or brace
-// character, "$" or "~user" makes its component unknown: the tool does not
-// expand them, but whoever approves would read them as a pattern, and a
-// deny rule that could match must hold.
+// character makes its component unknown, and a leading "$VAR" or "~user"
+// everything before the first "/": the tool does not expand them, but
+// whoever approves would read them as a pattern or a variable, and a deny
+// rule that could match must hold.
 func toolPath(kind, p, dir, home string) (Requirement, error) {
 	if badPathRune(p) {
 		return Requirement{}, fmt.Errorf("path %q holds a control character; a file name with one is refused", p)
+	}
+	if strings.HasPrefix(p, "$") || strings.HasPrefix(p, "~") && p != "~" && !strings.HasPrefix(p, "~/") {
+		// "$HOME/.ssh/id_rsa", "~root/.ssh": where it starts is unknown.
+		rest := ""
+		if i := strings.IndexByte(p, '/'); i >= 0 {
+			rest = filepath.Clean(p[i:])
+		}
+		return Requirement{Kind: kind, Target: p, Shape: string(Hole) + rest, Unresolved: true}, nil
 	}
 	abs := absPath(p, dir, home)
 	if shape := pathShape(abs); shape != "" {
@@ -140,8 +149,15 @@ func prepareWebFetch(call Call) ([]Requirement, error) {
 }
 
 // prepareNamedTool prepares a tool that is decided by its name alone:
-// MCP tools, WebSearch, Task. Its input is not inspected.
+// MCP tools, WebSearch, Task.
 func prepareNamedTool(call Call) ([]Requirement, error) {
+	// The input is not decided on, but one the tool's parser and the
+	// gate's could read two ways is still refused.
+	if len(call.Input) > 0 && string(call.Input) != "null" {
+		if err := checkInput(call.Tool, call.Input); err != nil {
+			return nil, fmt.Errorf("%w: %s input: %v", ErrInvalidInput, call.Tool, err)
+		}
+	}
 	return []Requirement{{Kind: KindToolInvoke, Target: call.Tool}}, nil
 }
 

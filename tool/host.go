@@ -218,7 +218,7 @@ func URLTarget(raw string) (string, error) {
 	}, strings.TrimFunc(raw, func(r rune) bool { return r <= 0x20 }))
 	scheme, rest, ok := strings.Cut(s, ":")
 	if !ok {
-		return "", fmt.Errorf("url %q has no scheme; write https://HOST/...", raw)
+		return "", fmt.Errorf("url %q has no scheme; write it as https://HOST/PATH", raw)
 	}
 	port := ""
 	switch strings.ToLower(scheme) {

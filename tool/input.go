@@ -1,11 +1,9 @@
 package tool
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -60,32 +58,31 @@ func decodeInput(call Call, v any) error {
 
 // checkInput checks that data is one JSON object, valid UTF-8, without
 // duplicate keys or keys that differ only in case at any level, and,
-// for a tool with known fields, with no other top-level key.
+// for a tool with known fields, with no other top-level key. It runs on
+// every call, so it scans the bytes itself rather than through
+// json.Decoder's tokens; json.Unmarshal checks the syntax after it.
 func checkInput(toolName string, data []byte) error {
 	if !utf8.Valid(data) {
 		return errors.New("not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if tok != json.Delim('{') {
+	sc := inputScanner{data: data}
+	sc.space()
+	if sc.i >= len(data) || data[sc.i] != '{' {
 		return errors.New("not a JSON object")
 	}
-	keys, err := checkObject(dec, 1)
+	var keys [16]string
+	top, err := sc.object(keys[:0], 1)
 	if err != nil {
 		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if sc.space(); sc.i != len(data) {
 		return errors.New("text after the JSON object")
 	}
 	known, ok := inputFields[toolName]
 	if !ok {
 		return nil
 	}
-	for _, k := range keys {
+	for _, k := range top {
 		if !contains(known, k) {
 			return unknownField(toolName, k, known)
 		}
@@ -104,23 +101,47 @@ func unknownField(toolName, key string, known []string) error {
 	return fmt.Errorf("unknown key %q (%s takes %s)", key, toolName, strings.Join(sorted, ", "))
 }
 
-// checkObject reads the members of an object whose "{" was read and
-// returns its keys.
-func checkObject(dec *json.Decoder, depth int) ([]string, error) {
+// inputScanner walks the structure of a JSON text: objects, arrays and
+// strings exactly, other values only as far as where they end.
+type inputScanner struct {
+	data []byte
+	i    int
+}
+
+var errInputSyntax = errors.New("not valid JSON")
+
+func (sc *inputScanner) space() {
+	for sc.i < len(sc.data) {
+		switch sc.data[sc.i] {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return
+		}
+	}
+}
+
+// object reads an object at "{" and returns its keys, appended to keys.
+func (sc *inputScanner) object(keys []string, depth int) ([]string, error) {
 	if depth > maxInputDepth {
 		return nil, errors.New("nested too deeply")
 	}
-	var keys []string
-	for dec.More() {
-		tok, err := dec.Token()
+	sc.i++ // "{"
+	first := len(keys)
+	for {
+		sc.space()
+		if sc.i >= len(sc.data) {
+			return nil, errInputSyntax
+		}
+		if sc.data[sc.i] == '}' && len(keys) == first {
+			sc.i++
+			return keys, nil
+		}
+		key, err := sc.str()
 		if err != nil {
 			return nil, err
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, errors.New("an object key is not a string")
-		}
-		for _, k := range keys {
+		for _, k := range keys[first:] {
 			switch {
 			case k == key:
 				return nil, fmt.Errorf("duplicate key %q", key)
@@ -129,36 +150,108 @@ func checkObject(dec *json.Decoder, depth int) ([]string, error) {
 			}
 		}
 		keys = append(keys, key)
-		if err := checkValue(dec, depth); err != nil {
+		if sc.space(); sc.i >= len(sc.data) || sc.data[sc.i] != ':' {
+			return nil, errInputSyntax
+		}
+		sc.i++
+		if err := sc.value(depth); err != nil {
 			return nil, err
 		}
+		sc.space()
+		if sc.i >= len(sc.data) {
+			return nil, errInputSyntax
+		}
+		switch sc.data[sc.i] {
+		case ',':
+			sc.i++
+		case '}':
+			sc.i++
+			return keys, nil
+		default:
+			return nil, errInputSyntax
+		}
 	}
-	_, err := dec.Token() // "}"
-	return keys, err
 }
 
-func checkValue(dec *json.Decoder, depth int) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
+func (sc *inputScanner) value(depth int) error {
+	sc.space()
+	if sc.i >= len(sc.data) {
+		return errInputSyntax
 	}
-	switch tok {
-	case json.Delim('{'):
-		_, err := checkObject(dec, depth+1)
+	switch sc.data[sc.i] {
+	case '{':
+		var keys [8]string
+		_, err := sc.object(keys[:0], depth+1)
 		return err
-	case json.Delim('['):
+	case '[':
 		if depth+1 > maxInputDepth {
 			return errors.New("nested too deeply")
 		}
-		for dec.More() {
-			if err := checkValue(dec, depth+1); err != nil {
+		sc.i++
+		sc.space()
+		if sc.i < len(sc.data) && sc.data[sc.i] == ']' {
+			sc.i++
+			return nil
+		}
+		for {
+			if err := sc.value(depth + 1); err != nil {
 				return err
 			}
+			sc.space()
+			if sc.i >= len(sc.data) {
+				return errInputSyntax
+			}
+			sc.i++
+			switch sc.data[sc.i-1] {
+			case ',':
+			case ']':
+				return nil
+			default:
+				return errInputSyntax
+			}
 		}
-		_, err := dec.Token() // "]"
+	case '"':
+		_, err := sc.str()
 		return err
 	}
+	// A number, true, false or null: up to the next delimiter.
+	start := sc.i
+	for sc.i < len(sc.data) && !strings.ContainsRune(",}] \t\n\r", rune(sc.data[sc.i])) {
+		sc.i++
+	}
+	if sc.i == start {
+		return errInputSyntax
+	}
 	return nil
+}
+
+// str reads a string at '"' and returns its value; only a string with an
+// escape is decoded (and allocated).
+func (sc *inputScanner) str() (string, error) {
+	if sc.i >= len(sc.data) || sc.data[sc.i] != '"' {
+		return "", errInputSyntax
+	}
+	start := sc.i
+	escaped := false
+	for sc.i++; sc.i < len(sc.data); sc.i++ {
+		switch sc.data[sc.i] {
+		case '\\':
+			escaped = true
+			sc.i++
+		case '"':
+			sc.i++
+			raw := sc.data[start:sc.i]
+			if !escaped {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return "", errInputSyntax
+			}
+			return s, nil
+		}
+	}
+	return "", errInputSyntax
 }
 
 func contains(list []string, s string) bool {
