@@ -159,6 +159,19 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 			return deny(i, fmt.Sprintf("the profile does not allow %s %s", r.Kind, r.Target), "", LayerProfile, ""), nil
 		}
 	}
+	// A read of a whole tree sees what the profile's deny entries hide
+	// beneath it; outside the sandbox (Grep, Glob) nothing else hides it.
+	if tp, ok := e.Profile.(interface{ DeniedBeneath(string) string }); ok {
+		for i, r := range reqs {
+			if !r.Tree || r.Kind != tool.KindFilesystemRead || r.Unresolved {
+				continue
+			}
+			if g := tp.DeniedBeneath(r.Target); g != "" {
+				steps[i].Access = profile.AccessDeny.String()
+				return deny(i, fmt.Sprintf("the profile denies %s, which a read of everything beneath %s would include: name a narrower path", g, r.Target), "", LayerProfile, ""), nil
+			}
+		}
+	}
 	// 2. Deny rules, in every layer, whatever the profile said.
 	for i, r := range reqs {
 		if rule := e.match(rules.Deny, r, now); rule != nil {

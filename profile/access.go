@@ -102,6 +102,39 @@ func (p *Profile) Denied(path string) bool {
 	return false
 }
 
+// DeniedBeneath returns a deny glob that matches dir, one of its parents
+// or anything beneath it, or "". A read of the whole tree at dir (a search,
+// an archive) would return what that glob hides, so the gate denies it;
+// the sandbox hides the same files with masks instead.
+func (p *Profile) DeniedBeneath(dir string) string {
+	dir = p.resolve(dir)
+	parts := splitPath(dir)
+	for _, g := range p.spec.Filesystem.Deny {
+		if hidesPath(g, dir) || globBeneath(splitPath(g), parts) {
+			return g
+		}
+	}
+	return ""
+}
+
+// globBeneath reports whether the glob's parts can match a path strictly
+// beneath the one parts names.
+func globBeneath(pat, parts []string) bool {
+	for len(parts) > 0 {
+		if len(pat) == 0 {
+			return false
+		}
+		if pat[0] == "**" {
+			return true
+		}
+		if ok, err := filepath.Match(pat[0], parts[0]); err != nil || !ok {
+			return false
+		}
+		pat, parts = pat[1:], parts[1:]
+	}
+	return len(pat) > 0
+}
+
 // IsProtected reports whether path is, or is beneath, one of the protected
 // paths of the workspace. An entry's * and ? match within one name, as in
 // the sandbox, which protects every match (.git/modules/*/hooks).
