@@ -152,6 +152,12 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 	access := make([]profile.Access, len(reqs))
 	for i, r := range reqs {
 		access[i] = e.access(r)
+		if access[i] == profile.AccessAllow && r.Tree && r.Kind == tool.KindFilesystemWrite {
+			// A write of a whole tree changes the protected paths in it.
+			if pp, ok := e.Profile.(interface{ ProtectedBeneath(string) bool }); ok && pp.ProtectedBeneath(r.Target) {
+				access[i] = profile.AccessGated
+			}
+		}
 		steps[i].Access = access[i].String()
 	}
 	for i, r := range reqs {
@@ -180,7 +186,11 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 				reason = fmt.Sprintf("denied by rule %s (%s layer)", rule.Match, rule.Layer)
 			}
 			if r.Tree && treeOnly(rule, r) {
-				reason += fmt.Sprintf("; the call reads everything beneath %s, where the rule applies: name a narrower path", r.Target)
+				verb := "reads"
+				if r.Kind == tool.KindFilesystemWrite {
+					verb = "changes"
+				}
+				reason += fmt.Sprintf("; the call %s everything beneath %s, where the rule applies: name a narrower path", verb, r.Target)
 			}
 			return deny(i, reason, rule.Match, string(rule.Layer), rule.Where()), nil
 		}

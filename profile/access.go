@@ -135,6 +135,34 @@ func globBeneath(pat, parts []string) bool {
 	return len(pat) > 0
 }
 
+// ProtectedBeneath reports whether a protected path of the workspace (or
+// the hooks directory its git config names) is dir or lies beneath it: a
+// write of the whole tree at dir (rm -r, mv, an extraction) can change it.
+func (p *Profile) ProtectedBeneath(dir string) bool {
+	dir = p.resolve(dir)
+	if p.IsProtected(dir) {
+		return true
+	}
+	var parts []string
+	if dir != p.spec.Workspace {
+		rel, ok := strings.CutPrefix(dir, p.spec.Workspace+"/")
+		if !ok {
+			return false
+		}
+		parts = splitPath(rel)
+	}
+	entries := p.spec.Filesystem.Protected
+	if hooks := GitHooksPath(p.spec.Workspace); hooks != "" {
+		entries = append(entries[:len(entries):len(entries)], hooks)
+	}
+	for _, entry := range entries {
+		if globBeneath(splitPath(filepath.Clean(entry)), parts) {
+			return true
+		}
+	}
+	return false
+}
+
 // IsProtected reports whether path is, or is beneath, one of the protected
 // paths of the workspace. An entry's * and ? match within one name, as in
 // the sandbox, which protects every match (.git/modules/*/hooks).

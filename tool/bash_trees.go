@@ -30,6 +30,34 @@ var treeReaders = map[string]func(args []shWord) bool{
 	"tree":  nil,
 }
 
+// treeWriters are the commands whose writes are Tree writes, with when:
+// a recursive remove or copy changes everything beneath its operand, a
+// move takes a directory whole, an extraction writes anywhere beneath
+// its target. A deny rule about a path inside (Write(.git/hooks/**))
+// then holds against "mv evil .git" or "tar x" into the workspace.
+var treeWriters = map[string]func(args []shWord) bool{
+	"rm":    shortOrLong("rR", "recursive"),
+	"mv":    nil,
+	"cp":    shortOrLong("rRa", "recursive", "archive"),
+	"rsync": shortOrLong("ra", "recursive", "archive"),
+	"scp":   shortOrLong("r", "recursive"),
+	"tar":   func(args []shWord) bool { return !tarArchives(args) || tarExtracts(args) },
+}
+
+// tarExtracts reports whether tar extracts (or may: an unknown mode).
+func tarExtracts(args []shWord) bool {
+	parsed := tarSpec.parse(tarOldStyle(args))
+	if has(parsed, "-x", "--extract", "--get") {
+		return true
+	}
+	for _, a := range args {
+		if !a.known() {
+			return true
+		}
+	}
+	return false
+}
+
 // searchSpecs are the recursive searchers (ripgrep, the silver searcher,
 // ack, git grep): PATTERN [PATH...], every PATH a tree, the working
 // directory when none is given. short lists the options with an
@@ -139,16 +167,29 @@ func (w *bashWalker) treeOperands(name string, args []shWord, in dirSet) (done f
 	case "jq", "gojq", "jaq":
 		w.jqOperands(name, args, in)
 	}
-	check, ok := treeReaders[name]
-	if !ok || check != nil && !check(args) {
+	check, reads := treeReaders[name]
+	reads = reads && (check == nil || check(args))
+	wcheck, writes := treeWriters[name]
+	writes = writes && (wcheck == nil || wcheck(args))
+	if !reads && !writes {
 		return func() {}
 	}
 	return func() {
 		marked := false
 		for i := start; i < len(w.reqs); i++ {
-			if w.reqs[i].Kind == KindFilesystemRead && w.reqs[i].Via == name {
-				w.reqs[i].Tree, marked = true, true
+			r := &w.reqs[i]
+			if r.Via != name {
+				continue
 			}
+			if reads && r.Kind == KindFilesystemRead {
+				r.Tree, marked = true, true
+			}
+			if writes && r.Kind == KindFilesystemWrite {
+				r.Tree = true
+			}
+		}
+		if !reads {
+			return
 		}
 		if !marked && (strings.HasSuffix(name, "grep") || name == "ls" || name == "tree") {
 			// No operand: the working directory.
