@@ -295,6 +295,12 @@ type subject struct {
 	text  string // MatchText, with blanks collapsed for commands
 	holes bool
 	runes []rune // text as runes, made on first use
+	// noParents: match a path's whole text only, not its parents. The
+	// Set tries that first for a path with holes, where a parent can be
+	// a Hole alone that any rule matches, so that the rule a decision
+	// names is the one about the path (Read(~/.ssh/**) for
+	// $HOME/.ssh/id_rsa) rather than the first rule of the set.
+	noParents bool
 }
 
 func newSubject(r *tool.Requirement) *subject {
@@ -434,6 +440,9 @@ func matchPathOrParent(g *glob, s *subject, mode matchMode) bool {
 		}
 	}
 	rs := s.runeSlice()
+	if s.noParents {
+		return g.match(rs, mode)
+	}
 	for n := len(rs); n > 0; {
 		if g.match(rs[:n], mode) {
 			return true

@@ -242,6 +242,14 @@ func (s *Set) match(effect Effect, r tool.Requirement, now time.Time) *Rule {
 		}
 	case tool.KindFilesystemRead, tool.KindFilesystemWrite:
 		if subj.holes {
+			if mode == conservative {
+				subj.noParents = true
+				try(x.paths[r.Kind])
+				subj.noParents = false
+				if best != nil {
+					break
+				}
+			}
 			try(x.paths[r.Kind])
 			break
 		}

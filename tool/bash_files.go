@@ -144,7 +144,7 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 			r.Target, r.Names = resolveNames(target)
 		}
 		if badPathRune(text) {
-			r.Invalid = "the path holds a control character"
+			r.Invalid = "the path holds a control or invisible character"
 		}
 		w.add(r)
 	}

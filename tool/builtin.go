@@ -41,7 +41,7 @@ func preparePathField(kind, field string) PrepareFunc {
 // rule that could match must hold.
 func toolPath(kind, p, dir, home string) (Requirement, error) {
 	if badPathRune(p) {
-		return Requirement{}, fmt.Errorf("path %q holds a control character; a file name with one is refused", p)
+		return Requirement{}, fmt.Errorf("path %q holds a control or invisible character; a file name with one is refused", p)
 	}
 	if strings.HasPrefix(p, "$") || strings.HasPrefix(p, "~") && p != "~" && !strings.HasPrefix(p, "~/") {
 		// "$HOME/.ssh/id_rsa", "~root/.ssh": where it starts is unknown.
@@ -94,13 +94,13 @@ func prepareSearch(call Call) ([]Requirement, error) {
 	dir := callDir(call)
 	if in.Path != nil && *in.Path != "" {
 		if badPathRune(*in.Path) {
-			return nil, fmt.Errorf("%w: %s: path %q holds a control character", ErrInvalidInput, call.Tool, *in.Path)
+			return nil, fmt.Errorf("%w: %s: path %q holds a control or invisible character", ErrInvalidInput, call.Tool, *in.Path)
 		}
 		dir = absPath(*in.Path, dir, callHome(call))
 	}
 	if call.Tool == "Glob" {
 		if badPathRune(*in.Pattern) {
-			return nil, fmt.Errorf("%w: %s: pattern %q holds a control character", ErrInvalidInput, call.Tool, *in.Pattern)
+			return nil, fmt.Errorf("%w: %s: pattern %q holds a control or invisible character", ErrInvalidInput, call.Tool, *in.Pattern)
 		}
 		if static := globStaticPrefix(*in.Pattern); static != "" {
 			dir = absPath(static, dir, callHome(call))

@@ -117,11 +117,13 @@ func splitComponents(p string) []string {
 
 // badPathRune reports whether a path holds a rune no file name a person
 // means to read holds: NUL (which ends the path the kernel sees, so the
-// text after it is not what is opened) and other control characters
-// (which hide what a path is from whoever approves it).
+// text after it is not what is opened), other control characters, and
+// the invisible format characters that make a name read as another
+// (zero-width space, bidi overrides): they hide what a path is from
+// whoever approves it.
 func badPathRune(p string) bool {
 	for _, r := range p {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || invisibleRune(r) {
 			return true
 		}
 	}
@@ -147,4 +149,19 @@ func pathShape(p string) string {
 		}
 	}
 	return strings.Join(parts, "/")
+}
+
+// invisibleRune reports the format characters that change how a name
+// reads without showing: zero-width space and no-break space, word
+// joiner, the byte order mark and the bidi embeddings, overrides and
+// isolates. The joiners U+200C and U+200D are left: scripts and emoji
+// use them.
+func invisibleRune(r rune) bool {
+	switch {
+	case r == '\u200B', r == '\u2060', r == '\uFEFF', r == '\u200E', r == '\u200F', r == '\u061C':
+		return true
+	case r >= '\u202A' && r <= '\u202E', r >= '\u2066' && r <= '\u2069':
+		return true
+	}
+	return false
 }
