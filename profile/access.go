@@ -108,8 +108,19 @@ func (p *Profile) Denied(path string) bool {
 // the sandbox hides the same files with masks instead.
 func (p *Profile) DeniedBeneath(dir string) string {
 	dir = p.resolve(dir)
-	parts := splitPath(dir)
+	var parts []string
 	for _, g := range p.spec.Filesystem.Deny {
+		// Most globs' literal start is not on dir's path either way.
+		root := g
+		if i := strings.IndexAny(g, "*?["); i >= 0 {
+			root = filepath.Dir(g[:i+1])
+		}
+		if !Within(root, dir) && !Within(dir, root) {
+			continue
+		}
+		if parts == nil {
+			parts = splitPath(dir)
+		}
 		if hidesPath(g, dir) || globBeneath(splitPath(g), parts) {
 			return g
 		}

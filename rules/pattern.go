@@ -301,6 +301,7 @@ type subject struct {
 	// names is the one about the path (Read(~/.ssh/**) for
 	// $HOME/.ssh/id_rsa) rather than the first rule of the set.
 	noParents bool
+	below     []rune // see beneath
 }
 
 func newSubject(r *tool.Requirement) *subject {
@@ -398,13 +399,22 @@ func matchPathGlob(g *glob, s *subject, mode matchMode) bool {
 	if !s.r.Tree {
 		return false
 	}
-	base := []rune(strings.TrimSuffix(s.text, "/") + "/")
-	one := append(append([]rune(nil), base...), tool.Hole)
+	one, two := s.beneath()
 	if mode == conservative {
 		return g.match(one, conservative)
 	}
-	two := append(append([]rune(nil), one...), '/', tool.Hole)
 	return g.match(one, strict) && g.match(two, strict)
+}
+
+// beneath returns the subject's text followed by "/" and one Hole (any
+// path beneath it, to a deny rule; any name in it, to an allow rule),
+// and by "/", a Hole, "/" and a Hole (a name deeper down), made once.
+func (s *subject) beneath() (one, two []rune) {
+	if s.below == nil {
+		base := []rune(strings.TrimSuffix(s.text, "/") + "/")
+		s.below = append(append(base, tool.Hole, '/'), tool.Hole)
+	}
+	return s.below[:len(s.below)-2], s.below
 }
 
 // escapePath escapes the glob characters of a literal path.
