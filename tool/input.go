@@ -19,22 +19,24 @@ import (
 // the wrong type and text that is not UTF-8.
 
 // inputFields are the input fields of the built-in tools, by Claude Code's
-// names. A key that is not listed refuses the call: it is either a
-// spelling meant to confuse one of the parsers or a field this version
-// does not know, whose meaning the gate cannot weigh.
+// names, each "NAME:TYPE" (s string, n number, b boolean, a array). A key
+// that is not listed refuses the call: it is either a spelling meant to
+// confuse one of the parsers or a field this version does not know, whose
+// meaning the gate cannot weigh. A value of another type (null aside)
+// refuses it too: the tool would reject it, or read it another way.
 var inputFields = map[string][]string{
-	"Bash":         {"command", "description", "timeout", "run_in_background", "dangerouslyDisableSandbox"},
-	"Read":         {"file_path", "offset", "limit", "pages"},
-	"Write":        {"file_path", "content"},
-	"Edit":         {"file_path", "old_string", "new_string", "replace_all"},
-	"MultiEdit":    {"file_path", "edits"},
-	"NotebookEdit": {"notebook_path", "cell_id", "new_source", "cell_type", "edit_mode"},
-	"NotebookRead": {"notebook_path", "cell_id"},
-	"LS":           {"path", "ignore"},
-	"Glob":         {"pattern", "path"},
-	"Grep": {"pattern", "path", "glob", "type", "output_mode", "-i", "-n", "-A", "-B", "-C",
-		"context", "multiline", "head_limit", "offset"},
-	"WebFetch": {"url", "prompt"},
+	"Bash":         {"command:s", "description:s", "timeout:n", "run_in_background:b", "dangerouslyDisableSandbox:b"},
+	"Read":         {"file_path:s", "offset:n", "limit:n", "pages:s"},
+	"Write":        {"file_path:s", "content:s"},
+	"Edit":         {"file_path:s", "old_string:s", "new_string:s", "replace_all:b"},
+	"MultiEdit":    {"file_path:s", "edits:a"},
+	"NotebookEdit": {"notebook_path:s", "cell_id:s", "new_source:s", "cell_type:s", "edit_mode:s"},
+	"NotebookRead": {"notebook_path:s", "cell_id:s"},
+	"LS":           {"path:s", "ignore:a"},
+	"Glob":         {"pattern:s", "path:s"},
+	"Grep": {"pattern:s", "path:s", "glob:s", "type:s", "output_mode:s", "-i:b", "-n:b", "-A:n", "-B:n", "-C:n",
+		"context:n", "multiline:b", "head_limit:n", "offset:n"},
+	"WebFetch": {"url:s", "prompt:s"},
 }
 
 // maxInputDepth bounds the nesting of a tool input; Claude Code's tools
@@ -71,6 +73,7 @@ func checkInput(toolName string, data []byte) error {
 		return errors.New("not a JSON object")
 	}
 	var keys [16]string
+	sc.kinds = sc.kindBuf[:0]
 	top, err := sc.object(keys[:0], 1)
 	if err != nil {
 		return err
@@ -82,23 +85,41 @@ func checkInput(toolName string, data []byte) error {
 	if !ok {
 		return nil
 	}
-	for _, k := range top {
-		if !contains(known, k) {
+	for i, k := range top {
+		want, found := fieldType(known, k)
+		if !found {
 			return unknownField(toolName, k, known)
+		}
+		if got := sc.kinds[i]; got != want && got != 'z' {
+			return fmt.Errorf("%q must be %s, not %s", k, kindNames[want], kindNames[got])
 		}
 	}
 	return nil
 }
 
-func unknownField(toolName, key string, known []string) error {
+var kindNames = map[byte]string{'s': "a string", 'n': "a number", 'b': "true or false", 'a': "an array", 'o': "an object", 'z': "null"}
+
+// fieldType returns the type letter of field key.
+func fieldType(known []string, key string) (byte, bool) {
 	for _, f := range known {
-		if strings.EqualFold(f, key) {
-			return fmt.Errorf("key %q is not %q: keys are matched exactly", key, f)
+		if len(f) == len(key)+2 && f[:len(key)] == key && f[len(key)] == ':' {
+			return f[len(f)-1], true
 		}
 	}
-	sorted := append([]string(nil), known...)
-	sort.Strings(sorted)
-	return fmt.Errorf("unknown key %q (%s takes %s)", key, toolName, strings.Join(sorted, ", "))
+	return 0, false
+}
+
+func unknownField(toolName, key string, known []string) error {
+	var names []string
+	for _, f := range known {
+		name := f[:strings.LastIndexByte(f, ':')]
+		if strings.EqualFold(name, key) {
+			return fmt.Errorf("key %q is not %q: keys are matched exactly", key, name)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return fmt.Errorf("unknown key %q (%s takes %s)", key, toolName, strings.Join(names, ", "))
 }
 
 // inputScanner walks the structure of a JSON text: objects, arrays and
@@ -106,6 +127,9 @@ func unknownField(toolName, key string, known []string) error {
 type inputScanner struct {
 	data []byte
 	i    int
+	// kinds are the type letters of the top-level values, in key order.
+	kinds   []byte
+	kindBuf [16]byte
 }
 
 var errInputSyntax = errors.New("not valid JSON")
@@ -154,6 +178,10 @@ func (sc *inputScanner) object(keys []string, depth int) ([]string, error) {
 			return nil, errInputSyntax
 		}
 		sc.i++
+		if depth == 1 {
+			sc.space()
+			sc.kinds = append(sc.kinds, valueKind(sc.data, sc.i))
+		}
 		if err := sc.value(depth); err != nil {
 			return nil, err
 		}
@@ -254,11 +282,23 @@ func (sc *inputScanner) str() (string, error) {
 	return "", errInputSyntax
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+
+// valueKind is the type letter of the JSON value starting at data[i].
+func valueKind(data []byte, i int) byte {
+	if i >= len(data) {
+		return 0
 	}
-	return false
+	switch data[i] {
+	case '"':
+		return 's'
+	case '{':
+		return 'o'
+	case '[':
+		return 'a'
+	case 't', 'f':
+		return 'b'
+	case 'n':
+		return 'z'
+	}
+	return 'n'
 }
