@@ -282,7 +282,6 @@ func (sc *inputScanner) str() (string, error) {
 	return "", errInputSyntax
 }
 
-
 // valueKind is the type letter of the JSON value starting at data[i].
 func valueKind(data []byte, i int) byte {
 	if i >= len(data) {
