@@ -160,6 +160,8 @@ func invisibleRune(r rune) bool {
 	switch {
 	case r == '\u200B', r == '\u2060', r == '\uFEFF', r == '\u200E', r == '\u200F', r == '\u061C':
 		return true
+	case r == Hole, r == '\uFFFE':
+		return true // noncharacters; Hole marks the unknown parts of a shape
 	case r >= '\u202A' && r <= '\u202E', r >= '\u2066' && r <= '\u2069':
 		return true
 	}
