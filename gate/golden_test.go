@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 
@@ -164,7 +165,7 @@ func formatCase(c goldenCase, d Decision) string {
 		}
 		fmt.Fprintf(&b, "%s %s\n", label, r)
 	}
-	fmt.Fprintf(&b, "call:     %s %s\n", c.Tool, toolInput(c.Tool, c.Input))
+	fmt.Fprintf(&b, "call:     %s %s\n", c.Tool, printable(string(toolInput(c.Tool, c.Input))))
 	fmt.Fprintf(&b, "decision: %s\n", d.Effect)
 	fmt.Fprintf(&b, "reason:   %s\n", d.Reason)
 	if d.Rule != "" {
@@ -186,7 +187,7 @@ func formatCase(c goldenCase, d Decision) string {
 		if st.Tree {
 			req += " [tree]"
 		}
-		fmt.Fprintf(&b, "  %-60s %-6s %s\n", strings.ReplaceAll(req, string(tool.Hole), "?"), st.Access, how)
+		fmt.Fprintf(&b, "  %-60s %-6s %s\n", printable(strings.ReplaceAll(req, string(tool.Hole), "?")), st.Access, how)
 		for _, n := range st.Names {
 			fmt.Fprintf(&b, "    also named %s\n", n)
 		}
@@ -295,4 +296,18 @@ func (d testDirs) setupPath(p string) string {
 		return r
 	}
 	return filepath.Join(filepath.Dir(d.ws), p)
+}
+
+// printable writes control and invisible characters as Go escapes, so
+// the golden file shows them instead of carrying them.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
