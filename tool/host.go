@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -61,9 +62,18 @@ func NormalizeHost(host string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w %q: %v", ErrInvalidHost, host, err)
 	}
+	if !utf8.ValidString(decoded) || strings.ContainsRune(decoded, utf8.RuneError) {
+		return "", fmt.Errorf("%w %q: not UTF-8", ErrInvalidHost, host)
+	}
 	ascii, err := hostProfile.ToASCII(decoded)
 	if err != nil {
 		return "", fmt.Errorf("%w %q: %v", ErrInvalidHost, host, err)
+	}
+	if strings.Contains(ascii, "xn--") {
+		// A label it encoded must read back as itself.
+		if again, err := hostProfile.ToASCII(ascii); err != nil || again != ascii {
+			return "", fmt.Errorf("%w %q: its IDNA form %q is not valid", ErrInvalidHost, host, ascii)
+		}
 	}
 	if i := strings.IndexFunc(ascii, forbiddenDomainRune); i >= 0 {
 		return "", fmt.Errorf("%w %q: %q may not appear in a host name", ErrInvalidHost, host, ascii[i:i+1])
@@ -95,7 +105,7 @@ func isPlainHost(host string) bool {
 		}
 	}
 	h := strings.TrimSuffix(host, ".")
-	return h != "" && !strings.HasPrefix(h, ".") && !strings.Contains(h, "..") &&
+	return h != "" && !strings.HasPrefix(h, ".") && !strings.HasSuffix(h, ".") && !strings.Contains(h, "..") &&
 		!strings.Contains(h, "xn--") && !endsInNumber(host)
 }
 
