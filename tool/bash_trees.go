@@ -1,6 +1,8 @@
 package tool
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -261,7 +263,12 @@ func (w *bashWalker) gitContentReads(args []shWord, in dirSet) {
 				continue
 			}
 			if c := strings.IndexByte(lp, ':'); c >= 0 {
-				w.pathRequirements(KindFilesystemRead, a.slice(c+1), in, "git "+sub)
+				path := a.slice(c + 1)
+				at := in
+				if p := path.knownPrefix(); !strings.HasPrefix(p, "./") && !strings.HasPrefix(p, "../") {
+					at = repoTops(in) // REV:PATH is from the top, REV:./PATH from here
+				}
+				w.pathRequirements(KindFilesystemRead, path, at, "git "+sub)
 			} else if !a.known() {
 				w.treeRead(literalWord("."), in, "git "+sub) // REV:PATH only known at run time
 			}
@@ -285,6 +292,30 @@ func (w *bashWalker) gitContentReads(args []shWord, in dirSet) {
 	case "grep":
 		w.treeRead(literalWord("."), in, "git grep")
 	}
+}
+
+// repoTops returns the top of the repository each directory is in (the
+// nearest directory at or above it with a .git), or the directory itself
+// when none is found.
+func repoTops(in dirSet) dirSet {
+	if in.unknown {
+		return in
+	}
+	out := dirSet{}
+	for _, d := range in.list {
+		top := d
+		for p := d; ; p = filepath.Dir(p) {
+			if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+				top = p
+				break
+			}
+			if p == "/" || p == "." {
+				break
+			}
+		}
+		out.list = append(out.list, top)
+	}
+	return out
 }
 
 // jqOperands: jq FILTER [FILE...]; -f/--from-file gives the filter from a
