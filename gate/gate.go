@@ -458,15 +458,5 @@ func (e *Evaluator) record(call tool.Call, d Decision) error {
 // reason says the read of everything beneath is what it denies.
 func treeOnly(rule *rules.Rule, r tool.Requirement) bool {
 	r.Tree = false
-	if rule.Pattern.Matches(r, true) {
-		return false
-	}
-	for _, n := range r.Names {
-		alt := r
-		alt.Target, alt.Names, alt.Shape = n, nil, ""
-		if rule.Pattern.Matches(alt, true) {
-			return false
-		}
-	}
-	return true
+	return !rule.Pattern.Matches(r, true)
 }

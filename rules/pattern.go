@@ -366,13 +366,23 @@ func (p *Pattern) match(s *subject, mode matchMode) bool {
 }
 
 // Matches reports whether the pattern matches r as an allow rule would
-// (strict) or as a deny or ask rule would (conservative).
+// (strict) or as a deny or ask rule would (conservative: r's other Names
+// too, as Set.Match does).
 func (p *Pattern) Matches(r tool.Requirement, conservatively bool) bool {
-	mode := strict
-	if conservatively {
-		mode = conservative
+	if !conservatively {
+		return p.match(newSubject(&r), strict)
 	}
-	return p.match(newSubject(&r), mode)
+	if p.match(newSubject(&r), conservative) {
+		return true
+	}
+	for _, n := range r.Names {
+		alt := r
+		alt.Target, alt.Names, alt.Shape = n, nil, ""
+		if p.match(newSubject(&alt), conservative) {
+			return true
+		}
+	}
+	return false
 }
 
 // matchPath matches the path or any of its parent directories: a rule
