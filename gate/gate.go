@@ -87,6 +87,13 @@ func (e *Evaluator) match(effect rules.Effect, r tool.Requirement, now time.Time
 	return e.learned.Load().Match(effect, r, now)
 }
 
+// namedPaths is what the gate asks a profile about a path's other names
+// (*profile.Profile has it).
+type namedPaths interface {
+	Denied(path string) bool
+	IsProtected(path string) bool
+}
+
 // access is step 1 for one requirement.
 func (e *Evaluator) access(r tool.Requirement) profile.Access {
 	if r.Unresolved {
@@ -96,6 +103,19 @@ func (e *Evaluator) access(r tool.Requirement) profile.Access {
 	a := profile.AccessGated
 	if e.Profile != nil {
 		a = e.Profile.Access(r.Kind, r.Target)
+	}
+	// The names the call used hold the profile's deny entries and
+	// protected paths too: .git/hooks as a symlink to a plain directory
+	// is still where git looks for hooks.
+	if pp, ok := e.Profile.(namedPaths); ok && a != profile.AccessDeny && (r.Kind == tool.KindFilesystemRead || r.Kind == tool.KindFilesystemWrite) {
+		for _, n := range r.Names {
+			if pp.Denied(n) {
+				return profile.AccessDeny
+			}
+			if a == profile.AccessAllow && r.Kind == tool.KindFilesystemWrite && pp.IsProtected(n) {
+				a = profile.AccessGated
+			}
+		}
 	}
 	if a == profile.AccessAllow && r.Unparsed {
 		a = profile.AccessGated
