@@ -87,6 +87,13 @@ func (e *Evaluator) match(effect rules.Effect, r tool.Requirement, now time.Time
 	return e.learned.Load().Match(effect, r, now)
 }
 
+// namedPaths is what the gate asks a profile about a path's other names
+// (*profile.Profile has it).
+type namedPaths interface {
+	Denied(path string) bool
+	IsProtected(path string) bool
+}
+
 // access is step 1 for one requirement.
 func (e *Evaluator) access(r tool.Requirement) profile.Access {
 	if r.Unresolved {
@@ -96,6 +103,19 @@ func (e *Evaluator) access(r tool.Requirement) profile.Access {
 	a := profile.AccessGated
 	if e.Profile != nil {
 		a = e.Profile.Access(r.Kind, r.Target)
+	}
+	// The names the call used hold the profile's deny entries and
+	// protected paths too: .git/hooks as a symlink to a plain directory
+	// is still where git looks for hooks.
+	if pp, ok := e.Profile.(namedPaths); ok && a != profile.AccessDeny && (r.Kind == tool.KindFilesystemRead || r.Kind == tool.KindFilesystemWrite) {
+		for _, n := range r.Names {
+			if pp.Denied(n) {
+				return profile.AccessDeny
+			}
+			if a == profile.AccessAllow && r.Kind == tool.KindFilesystemWrite && pp.IsProtected(n) {
+				a = profile.AccessGated
+			}
+		}
 	}
 	if a == profile.AccessAllow && r.Unparsed {
 		a = profile.AccessGated
@@ -141,15 +161,41 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 		return Decision{Effect: rules.Deny, Reason: reason, Requirement: &r, Rule: rule, Layer: layer, Source: source, Requirements: steps}
 	}
 
+	// 0. What cannot be judged at all (a host that fails normalisation,
+	// a path with a control character) is refused.
+	for i, r := range reqs {
+		if r.Invalid != "" {
+			return deny(i, fmt.Sprintf("%s %q is refused: %s", r.Kind, r.Target, r.Invalid), "", LayerTool, ""), nil
+		}
+	}
 	// 1. The profile.
 	access := make([]profile.Access, len(reqs))
 	for i, r := range reqs {
 		access[i] = e.access(r)
+		if access[i] == profile.AccessAllow && r.Tree && r.Kind == tool.KindFilesystemWrite {
+			// A write of a whole tree changes the protected paths in it.
+			if pp, ok := e.Profile.(interface{ ProtectedBeneath(string) bool }); ok && pp.ProtectedBeneath(r.Target) {
+				access[i] = profile.AccessGated
+			}
+		}
 		steps[i].Access = access[i].String()
 	}
 	for i, r := range reqs {
 		if access[i] == profile.AccessDeny {
 			return deny(i, fmt.Sprintf("the profile does not allow %s %s", r.Kind, r.Target), "", LayerProfile, ""), nil
+		}
+	}
+	// A read of a whole tree sees what the profile's deny entries hide
+	// beneath it; outside the sandbox (Grep, Glob) nothing else hides it.
+	if tp, ok := e.Profile.(interface{ DeniedBeneath(string) string }); ok {
+		for i, r := range reqs {
+			if !r.Tree || r.Kind != tool.KindFilesystemRead || r.Unresolved {
+				continue
+			}
+			if g := tp.DeniedBeneath(r.Target); g != "" {
+				steps[i].Access = profile.AccessDeny.String()
+				return deny(i, fmt.Sprintf("the profile denies %s, which a read of everything beneath %s would include: name a narrower path", g, r.Target), "", LayerProfile, ""), nil
+			}
 		}
 	}
 	// 2. Deny rules, in every layer, whatever the profile said.
@@ -158,6 +204,13 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 			reason := rule.Reason
 			if reason == "" {
 				reason = fmt.Sprintf("denied by rule %s (%s layer)", rule.Match, rule.Layer)
+			}
+			if r.Tree && treeOnly(rule, r) {
+				verb := "reads"
+				if r.Kind == tool.KindFilesystemWrite {
+					verb = "changes"
+				}
+				reason += fmt.Sprintf("; the call %s everything beneath %s, where the rule applies: name a narrower path", verb, r.Target)
 			}
 			return deny(i, reason, rule.Match, string(rule.Layer), rule.Where()), nil
 		}
@@ -192,6 +245,8 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 			why = "the command is only known when the shell runs, so no rule can allow it"
 		case r.Unresolved && r.Kind == tool.KindNetworkConnect:
 			why = "its host is only known when the shell runs, so no rule can allow it"
+		case r.Unresolved && r.Tool != "Bash" && r.Shape != "":
+			why = "its path holds glob or brace characters, which the tool does not expand, so no rule can allow it"
 		case r.Unresolved:
 			why = "its path depends on what only the running shell knows, so no rule can allow it"
 		case r.Shape != "":
@@ -416,4 +471,12 @@ func (e *Evaluator) record(call tool.Call, d Decision) error {
 		ev.Detail["grants"] = len(d.Grants)
 	}
 	return e.Recorder.Append(ev)
+}
+
+// treeOnly reports whether rule matches the Tree requirement r only for
+// what lies beneath its directory, not the directory itself: then the
+// reason says the read of everything beneath is what it denies.
+func treeOnly(rule *rules.Rule, r tool.Requirement) bool {
+	r.Tree = false
+	return !rule.Pattern.Matches(r, true)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 
@@ -37,11 +38,17 @@ type goldenCase struct {
 	Cwd     string   `toml:"cwd"`
 	Want    string   `toml:"want"`
 	Rule    string   `toml:"rule"`
+	// Setup makes files before the case is decided, in a workspace and
+	// home of the case's own (see setupCase).
+	Setup []string `toml:"setup"`
+	// Workspace is the call's workspace when it is not /ws (a symlink to
+	// it that setup made, say).
+	Workspace string `toml:"workspace"`
 }
 
 // parseTestRule reads "[LAYER:] EFFECT MATCH [until RFC3339]", with the
 // fixed paths in MATCH made real.
-func parseTestRule(dirs testDirs, s string) (*rules.Rule, error) {
+func parseTestRule(dirs testDirs, base rules.Base, s string) (*rules.Rule, error) {
 	layer := rules.Workspace
 	for _, l := range rules.Layers() {
 		if rest, ok := strings.CutPrefix(s, string(l)+": "); ok {
@@ -57,7 +64,7 @@ func parseTestRule(dirs testDirs, s string) (*rules.Rule, error) {
 		s, expires = s[:i], t
 	}
 	effect, match, _ := strings.Cut(s, " ")
-	r, err := rules.NewRule(rules.Effect(effect), dirs.real(match), layer, dirs.base())
+	r, err := rules.NewRule(rules.Effect(effect), dirs.real(match), layer, base)
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +113,17 @@ func decideCase(t *testing.T, dirs testDirs, profiles map[string]ProfileAccess, 
 	if !ok {
 		t.Fatalf("case %q: unknown profile %q", c.Name, c.Profile)
 	}
+	// A case with its own workspace (a symlink to /ws) has its rules
+	// written there too, as a policy file in it would be.
+	base, real := dirs.base(), dirs.real
+	if c.Workspace != "" {
+		link := dirs.setupPath(c.Workspace)
+		base.Root, base.Cwd = link, link
+		real = func(s string) string { return replacePathName(dirs.real(s), c.Workspace, link) }
+	}
 	var rs []*rules.Rule
 	for _, s := range c.Rules {
-		r, err := parseTestRule(dirs, s)
+		r, err := parseTestRule(dirs, base, s)
 		if err != nil {
 			t.Fatalf("case %q: rule %q: %v", c.Name, s, err)
 		}
@@ -116,8 +131,8 @@ func decideCase(t *testing.T, dirs testDirs, profiles map[string]ProfileAccess, 
 	}
 	e := &Evaluator{Profile: prof, Rules: rules.NewSet(rs), Now: func() time.Time { return testNow }}
 	dec, _ := e.Decide(context.Background(), tool.Call{
-		Tool: c.Tool, Input: json.RawMessage(dirs.real(string(toolInput(c.Tool, c.Input)))),
-		Workspace: dirs.ws, Home: dirs.home, Cwd: dirs.real(c.Cwd),
+		Tool: c.Tool, Input: json.RawMessage(real(string(toolInput(c.Tool, c.Input)))),
+		Workspace: base.Cwd, Home: dirs.home, Cwd: real(c.Cwd),
 	})
 	dec.Reason, dec.Rule = dirs.fixed(dec.Reason), dirs.fixed(dec.Rule)
 	if dec.Requirement != nil {
@@ -128,6 +143,11 @@ func decideCase(t *testing.T, dirs testDirs, profiles map[string]ProfileAccess, 
 	steps := make([]Step, len(dec.Requirements))
 	for i, st := range dec.Requirements {
 		st.Target, st.Shape, st.Rule = dirs.fixed(st.Target), dirs.fixed(st.Shape), dirs.fixed(st.Rule)
+		names := make([]string, len(st.Names))
+		for i, n := range st.Names {
+			names[i] = dirs.fixed(n)
+		}
+		st.Names = names
 		steps[i] = st
 	}
 	dec.Requirements = steps
@@ -145,7 +165,7 @@ func formatCase(c goldenCase, d Decision) string {
 		}
 		fmt.Fprintf(&b, "%s %s\n", label, r)
 	}
-	fmt.Fprintf(&b, "call:     %s %s\n", c.Tool, toolInput(c.Tool, c.Input))
+	fmt.Fprintf(&b, "call:     %s %s\n", c.Tool, printable(string(toolInput(c.Tool, c.Input))))
 	fmt.Fprintf(&b, "decision: %s\n", d.Effect)
 	fmt.Fprintf(&b, "reason:   %s\n", d.Reason)
 	if d.Rule != "" {
@@ -163,7 +183,14 @@ func formatCase(c goldenCase, d Decision) string {
 		} else if st.Layer != "" {
 			how += " by " + st.Layer
 		}
-		fmt.Fprintf(&b, "  %-60s %-6s %s\n", strings.ReplaceAll(st.Requirement.String(), string(tool.Hole), "?"), st.Access, how)
+		req := st.Requirement.String()
+		if st.Tree {
+			req += " [tree]"
+		}
+		fmt.Fprintf(&b, "  %-60s %-6s %s\n", printable(strings.ReplaceAll(req, string(tool.Hole), "?")), st.Access, how)
+		for _, n := range st.Names {
+			fmt.Fprintf(&b, "    also named %s\n", n)
+		}
 	}
 	return b.String()
 }
@@ -177,6 +204,12 @@ func TestGoldenDecisions(t *testing.T) {
 	out.WriteString("# Each case: profile × rules × call → decision, and every requirement's\n")
 	out.WriteString("# step as: requirement, profile access, outcome by rule [layer].\n\n")
 	for _, c := range cases {
+		dirs, profiles := dirs, profiles
+		if len(c.Setup) > 0 || c.Workspace != "" {
+			dirs = newTestDirs(t)
+			setupCase(t, dirs, c)
+			profiles = testProfiles(t, dirs)
+		}
 		dec := decideCase(t, dirs, profiles, c)
 		if c.Want != "" && string(dec.Effect) != c.Want {
 			t.Errorf("case %q: decision %s, want %s (reason: %s)", c.Name, dec.Effect, c.Want, dec.Reason)
@@ -213,4 +246,68 @@ func TestGoldenDecisions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// setupCase carries out a case's setup lines, each one of
+//
+//	dir PATH             a directory (and its parents)
+//	file PATH [TEXT]     a file holding TEXT
+//	link PATH -> TARGET  a symlink; TARGET is written as given, with /ws
+//	                     and /home/u made real
+//
+// PATH is /ws/..., /home/u/... or another absolute path, which is made
+// beside those two (so /wslink can be a link to /ws).
+func setupCase(t *testing.T, d testDirs, c goldenCase) {
+	t.Helper()
+	for _, line := range c.Setup {
+		verb, rest, _ := strings.Cut(line, " ")
+		var err error
+		switch verb {
+		case "dir":
+			err = os.MkdirAll(d.setupPath(rest), 0o755)
+		case "file":
+			path, text, _ := strings.Cut(rest, " ")
+			p := d.setupPath(path)
+			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+				err = os.WriteFile(p, []byte(d.real(text)), 0o644)
+			}
+		case "link":
+			path, target, ok := strings.Cut(rest, " -> ")
+			if !ok {
+				t.Fatalf("case %q: setup %q: write link PATH -> TARGET", c.Name, line)
+			}
+			p := d.setupPath(path)
+			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+				err = os.Symlink(d.real(target), p)
+			}
+		default:
+			t.Fatalf("case %q: setup %q: unknown verb %q", c.Name, line, verb)
+		}
+		if err != nil {
+			t.Fatalf("case %q: setup %q: %v", c.Name, line, err)
+		}
+	}
+}
+
+// setupPath makes a setup path real: /ws and /home/u as everywhere, any
+// other absolute path beside them.
+func (d testDirs) setupPath(p string) string {
+	if r := d.real(p); r != p {
+		return r
+	}
+	return filepath.Join(filepath.Dir(d.ws), p)
+}
+
+// printable writes control and invisible characters as Go escapes, so
+// the golden file shows them instead of carrying them.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

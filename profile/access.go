@@ -102,6 +102,78 @@ func (p *Profile) Denied(path string) bool {
 	return false
 }
 
+// DeniedBeneath returns a deny glob that matches dir, one of its parents
+// or anything beneath it, or "". A read of the whole tree at dir (a search,
+// an archive) would return what that glob hides, so the gate denies it;
+// the sandbox hides the same files with masks instead.
+func (p *Profile) DeniedBeneath(dir string) string {
+	dir = p.resolve(dir)
+	var parts []string
+	for _, g := range p.spec.Filesystem.Deny {
+		// Most globs' literal start is not on dir's path either way.
+		root := g
+		if i := strings.IndexAny(g, "*?["); i >= 0 {
+			root = filepath.Dir(g[:i+1])
+		}
+		if !Within(root, dir) && !Within(dir, root) {
+			continue
+		}
+		if parts == nil {
+			parts = splitPath(dir)
+		}
+		if hidesPath(g, dir) || globBeneath(splitPath(g), parts) {
+			return g
+		}
+	}
+	return ""
+}
+
+// globBeneath reports whether the glob's parts can match a path strictly
+// beneath the one parts names.
+func globBeneath(pat, parts []string) bool {
+	for len(parts) > 0 {
+		if len(pat) == 0 {
+			return false
+		}
+		if pat[0] == "**" {
+			return true
+		}
+		if ok, err := filepath.Match(pat[0], parts[0]); err != nil || !ok {
+			return false
+		}
+		pat, parts = pat[1:], parts[1:]
+	}
+	return len(pat) > 0
+}
+
+// ProtectedBeneath reports whether a protected path of the workspace (or
+// the hooks directory its git config names) is dir or lies beneath it: a
+// write of the whole tree at dir (rm -r, mv, an extraction) can change it.
+func (p *Profile) ProtectedBeneath(dir string) bool {
+	dir = p.resolve(dir)
+	if p.IsProtected(dir) {
+		return true
+	}
+	var parts []string
+	if dir != p.spec.Workspace {
+		rel, ok := strings.CutPrefix(dir, p.spec.Workspace+"/")
+		if !ok {
+			return false
+		}
+		parts = splitPath(rel)
+	}
+	entries := p.spec.Filesystem.Protected
+	if hooks := GitHooksPath(p.spec.Workspace); hooks != "" {
+		entries = append(entries[:len(entries):len(entries)], hooks)
+	}
+	for _, entry := range entries {
+		if globBeneath(splitPath(filepath.Clean(entry)), parts) {
+			return true
+		}
+	}
+	return false
+}
+
 // IsProtected reports whether path is, or is beneath, one of the protected
 // paths of the workspace. An entry's * and ? match within one name, as in
 // the sandbox, which protects every match (.git/modules/*/hooks).
@@ -111,6 +183,9 @@ func (p *Profile) IsProtected(path string) bool {
 		return false
 	}
 	parts := splitPath(rel)
+	if hooks := GitHooksPath(p.spec.Workspace); hooks != "" && Within(hooks, rel) {
+		return true // the hooks git runs, wherever the config puts them
+	}
 	for _, entry := range p.spec.Filesystem.Protected {
 		pat := splitPath(filepath.Clean(entry))
 		if len(parts) >= len(pat) && matchParts(pat, parts[:len(pat)]) {

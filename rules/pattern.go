@@ -35,15 +35,25 @@ type Pattern struct {
 	// "Grep", a bare "WebFetch"); empty means any tool.
 	OnlyTool string
 
-	all    bool          // matches every requirement of Kind (and OnlyTool)
-	cmd    *glob         // Bash: the command glob
-	short  *glob         // Bash: cmd without a trailing " *", which may match nothing
-	canon  *canonPattern // Bash: the canonical form (canon.go); nil when the program is a wildcard
-	path   *glob         // Read/Edit: the absolute path glob
-	dir    string        // Read/Edit: the literal directory the glob starts in
-	host   string        // Net/WebFetch: host, or ".suffix" for "*.suffix"
-	port   string        // Net: port, "" for any
-	name   string        // tool.invoke: exact name, or prefix when prefix is set
+	all   bool          // matches every requirement of Kind (and OnlyTool)
+	cmd   *glob         // Bash: the command glob
+	short *glob         // Bash: cmd without a trailing " *", which may match nothing
+	canon *canonPattern // Bash: the canonical form (canon.go); nil when the program is a wildcard
+	path  *glob         // Read/Edit: the absolute path glob
+	dir   string        // Read/Edit: the literal directory the glob starts in
+	// alt and altDir are path and dir with symlinks in dir resolved, when
+	// that changes it: a rule about "secrets/**" where secrets -> vault
+	// is about vault's files too, and a rule written through a symlinked
+	// workspace about the real one.
+	alt    *glob
+	altDir string
+	// selves are path and alt without a trailing "/**": the directory
+	// itself, which "dir/**" is about too (rm -rf dir removes what the
+	// rule protects; ls dir lists it).
+	selves []*glob
+	host   string // Net/WebFetch: host, or ".suffix" for "*.suffix"
+	port   string // Net: port, "" for any
+	name   string // tool.invoke: exact name, or prefix when prefix is set
 	prefix bool
 	arg    *argPattern // tool.invoke of an MCP tool: one argument's pattern (mcpargs.go)
 }
@@ -121,6 +131,16 @@ func ParsePattern(text string, base Base) (*Pattern, error) {
 		}
 		p.path = compilePath(abs)
 		p.dir = literalDir(p.path)
+		if real := tool.Canonical(p.dir); real != p.dir && strings.HasPrefix(abs, p.dir) {
+			p.alt = compilePath(escapePath(real) + abs[len(p.dir):])
+			p.altDir = literalDir(p.alt)
+		}
+		if dir, ok := strings.CutSuffix(abs, "/**"); ok && dir != "" {
+			p.selves = append(p.selves, compilePath(dir))
+			if p.alt != nil {
+				p.selves = append(p.selves, compilePath(escapePath(tool.Canonical(p.dir))+dir[len(p.dir):]))
+			}
+		}
 	case name == "WebFetch":
 		p.Kind = tool.KindNetworkConnect
 		if spec == "" {
@@ -263,6 +283,17 @@ func (p *Pattern) setHost(s string, withPort bool) error {
 	if host == "" || strings.ContainsAny(host, "*/ ") {
 		return fmt.Errorf("%q is not a host: use host, *.domain, host:port or *.domain:port", s)
 	}
+	// The same normalisation as the targets (tool.NormalizeHost), so a
+	// rule for "ｅｖｉｌ.example." is the rule for evil.example.
+	suffix := strings.HasPrefix(host, ".")
+	norm, err := tool.NormalizeHost(strings.TrimPrefix(host, "."))
+	if err != nil {
+		return fmt.Errorf("%q is not a host: %v", s, err)
+	}
+	if suffix {
+		norm = "." + norm
+	}
+	host = norm
 	p.host, p.port = host, port
 	return nil
 }
@@ -274,6 +305,13 @@ type subject struct {
 	text  string // MatchText, with blanks collapsed for commands
 	holes bool
 	runes []rune // text as runes, made on first use
+	// noParents: match a path's whole text only, not its parents. The
+	// Set tries that first for a path with holes, where a parent can be
+	// a Hole alone that any rule matches, so that the rule a decision
+	// names is the one about the path (Read(~/.ssh/**) for
+	// $HOME/.ssh/id_rsa) rather than the first rule of the set.
+	noParents bool
+	below     []rune // see beneath
 }
 
 func newSubject(r *tool.Requirement) *subject {
@@ -338,7 +376,8 @@ func (p *Pattern) match(s *subject, mode matchMode) bool {
 }
 
 // Matches reports whether the pattern matches r as an allow rule would
-// (strict) or as a deny or ask rule would (conservative).
+// (strict) or as a deny or ask rule would (conservative: r's other Names
+// too, as Set.Match does).
 func (p *Pattern) Matches(r tool.Requirement, conservatively bool) bool {
 	mode := strict
 	if conservatively {
@@ -353,15 +392,83 @@ func (p *Pattern) Matches(r tool.Requirement, conservatively bool) bool {
 			return false
 		}
 	}
-	return p.match(newSubject(&r), mode)
+	if !conservatively {
+		return p.match(newSubject(&r), strict)
+	}
+	if p.match(newSubject(&r), conservative) {
+		return true
+	}
+	for _, n := range r.Names {
+		alt := r
+		alt.Target, alt.Names, alt.Shape = n, nil, ""
+		if p.match(newSubject(&alt), conservative) {
+			return true
+		}
+	}
+	return false
 }
 
 // matchPath matches the path or any of its parent directories: a rule
-// about a directory is about everything in it.
+// about a directory is about everything in it. For a Tree requirement (a
+// directory and everything beneath it) a deny or ask rule also matches
+// when it can match anything beneath the directory, and an allow rule
+// when it matches everything beneath it, any name at any depth.
 func (p *Pattern) matchPath(s *subject, mode matchMode) bool {
+	if matchPathGlob(p.path, s, mode) || p.alt != nil && matchPathGlob(p.alt, s, mode) {
+		return true
+	}
+	for _, g := range p.selves {
+		if s.matchGlob(g, mode) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchPathGlob(g *glob, s *subject, mode matchMode) bool {
+	if matchPathOrParent(g, s, mode) {
+		return true
+	}
+	if !s.r.Tree {
+		return false
+	}
+	one, two := s.beneath()
+	if mode == conservative {
+		return g.match(one, conservative)
+	}
+	return g.match(one, strict) && g.match(two, strict)
+}
+
+// beneath returns the subject's text followed by "/" and one Hole (any
+// path beneath it, to a deny rule; any name in it, to an allow rule),
+// and by "/", a Hole, "/" and a Hole (a name deeper down), made once.
+func (s *subject) beneath() (one, two []rune) {
+	if s.below == nil {
+		base := []rune(strings.TrimSuffix(s.text, "/") + "/")
+		s.below = append(append(base, tool.Hole, '/'), tool.Hole)
+	}
+	return s.below[:len(s.below)-2], s.below
+}
+
+// escapePath escapes the glob characters of a literal path.
+func escapePath(p string) string {
+	if !strings.ContainsAny(p, "*?\\") {
+		return p
+	}
+	var b strings.Builder
+	for _, r := range p {
+		if r == '*' || r == '?' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func matchPathOrParent(g *glob, s *subject, mode matchMode) bool {
 	if !s.holes {
 		for path := s.text; ; {
-			if p.path.matchString(path) {
+			if g.matchString(path) {
 				return true
 			}
 			i := strings.LastIndexByte(path, '/')
@@ -376,8 +483,11 @@ func (p *Pattern) matchPath(s *subject, mode matchMode) bool {
 		}
 	}
 	rs := s.runeSlice()
+	if s.noParents {
+		return g.match(rs, mode)
+	}
 	for n := len(rs); n > 0; {
-		if p.path.match(rs[:n], mode) {
+		if g.match(rs[:n], mode) {
 			return true
 		}
 		i := n - 1

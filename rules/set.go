@@ -24,6 +24,7 @@ type index struct {
 	canon      *wordNode          // Bash rules by their canonical program and subcommand
 	canonOther []*Rule            // Bash rules whose program is a wildcard
 	pathDir    map[string][]*Rule // path rules by literal start directory
+	dirs       []string           // the keys of pathDir, sorted, for Tree targets
 	paths      map[string][]*Rule // every path rule, by kind, for holed targets
 	host       map[string][]*Rule // network rules by exact host
 	hostSfx    []*Rule            // network rules for *.suffix
@@ -50,6 +51,13 @@ func NewSet(rules []*Rule) *Set {
 			continue
 		}
 		s.by[r.Effect.rank()].add(r)
+	}
+	for i := range s.by {
+		x := &s.by[i]
+		for d := range x.pathDir {
+			x.dirs = append(x.dirs, d)
+		}
+		sort.Strings(x.dirs)
 	}
 	return s
 }
@@ -92,6 +100,9 @@ func (x *index) add(r *Rule) {
 		}
 	case tool.KindFilesystemRead, tool.KindFilesystemWrite:
 		x.pathDir[p.dir] = append(x.pathDir[p.dir], r)
+		if p.alt != nil && p.altDir != p.dir {
+			x.pathDir[p.altDir] = append(x.pathDir[p.altDir], r)
+		}
 		x.paths[p.Kind] = append(x.paths[p.Kind], r)
 	case tool.KindNetworkConnect:
 		if strings.HasPrefix(p.host, ".") {
@@ -165,7 +176,27 @@ func literalWords(g *glob) []string {
 // strongest layer, or nil. Expired rules do not match. Allow rules match
 // strictly (an unknown part of r matches only a wildcard); deny and ask
 // rules match conservatively (an unknown part may be anything).
+//
+// A deny or ask rule also matches when it matches one of r.Names, the
+// other names the call gave the same file: the path as written and as it
+// read before each symlink on the way was followed. An allow rule must
+// match where the path leads.
 func (s *Set) Match(effect Effect, r tool.Requirement, now time.Time) *Rule {
+	best := s.match(effect, r, now)
+	if effect == Allow || len(r.Names) == 0 {
+		return best
+	}
+	for _, n := range r.Names {
+		alt := r
+		alt.Target, alt.Names, alt.Shape = n, nil, ""
+		if rule := s.match(effect, alt, now); rule != nil && (best == nil || rule.seq < best.seq) {
+			best = rule
+		}
+	}
+	return best
+}
+
+func (s *Set) match(effect Effect, r tool.Requirement, now time.Time) *Rule {
 	if s == nil || effect.rank() < 0 {
 		return nil
 	}
@@ -228,6 +259,14 @@ func (s *Set) Match(effect Effect, r tool.Requirement, now time.Time) *Rule {
 		}
 	case tool.KindFilesystemRead, tool.KindFilesystemWrite:
 		if subj.holes {
+			if mode == conservative {
+				subj.noParents = true
+				try(x.paths[r.Kind])
+				subj.noParents = false
+				if f.best != nil {
+					break
+				}
+			}
 			try(x.paths[r.Kind])
 			break
 		}
@@ -235,6 +274,13 @@ func (s *Set) Match(effect Effect, r tool.Requirement, now time.Time) *Rule {
 			try(x.pathDir[d])
 			if d == "/" || d == "" {
 				break
+			}
+		}
+		if r.Tree {
+			// Rules that start beneath the directory are about part of it.
+			prefix := strings.TrimSuffix(subj.text, "/") + "/"
+			for i := sort.SearchStrings(x.dirs, prefix); i < len(x.dirs) && strings.HasPrefix(x.dirs[i], prefix); i++ {
+				try(x.pathDir[x.dirs[i]])
 			}
 		}
 	case tool.KindNetworkConnect:

@@ -37,11 +37,20 @@ var fileCommands = map[string]fileCommand{
 	"strings": {argOpts: "nte"}, "file": {argOpts: "mfF"}, "stat": {argOpts: "c"},
 	"md5sum": {}, "sha1sum": {}, "sha256sum": {}, "sha512sum": {},
 	"tee": {writes: true},
+	// More readers of their file operands (issue 9): a pager, archive
+	// and compression readers, text filters, checksums.
+	"bat": {argOpts: "lLmprHS"}, "batcat": {argOpts: "lLmprHS"}, "zcat": {}, "zless": {}, "zmore": {},
+	"bzcat": {}, "xzcat": {}, "zstdcat": {}, "lzcat": {}, "rev": {}, "fold": {argOpts: "w"},
+	"fmt": {argOpts: "wpgd"}, "pr": {argOpts: "hlwoNsSeiW"}, "expand": {argOpts: "t"}, "unexpand": {argOpts: "t"},
+	"paste": {argOpts: "d"}, "join": {argOpts: "aejot12"}, "comm": {}, "column": {argOpts: "cstoNRHWdEl"},
+	"cksum": {}, "b2sum": {}, "sum": {}, "sha224sum": {}, "sha384sum": {}, "iconv": {argOpts: "ft"},
+	"ls": {argOpts: "ITw"}, "tree": {argOpts: "LPIo"}, "vis": {}, "look": {argOpts: "t"},
 }
 
 // fileOperands adds the reads and writes of a file command's operands,
 // and the connections of a network command (see commandEffects).
 func (w *bashWalker) fileOperands(name string, args []shWord, in dirSet) {
+	defer w.treeOperands(name, args, in)()
 	if effects, ok := commandEffects[name]; ok {
 		effects(w, name, args, in)
 		return
@@ -125,12 +134,17 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 		return // a process substitution: a pipe, walked as its own commands
 	}
 	expansion, glob := word.hasExpansion(), word.hasGlob()
-	shape := word.shape(true)
+	shape := pathWordShape(word)
 	unresolved := expansion || glob && kind != KindFilesystemRead
 	add := func(target, shape string, unresolved bool) {
 		r := Requirement{Kind: kind, Target: target, Via: via, Unresolved: unresolved}
 		if strings.ContainsRune(shape, Hole) {
 			r.Shape = shape
+		} else if !unresolved {
+			r.Target, r.Names = resolveNames(target)
+		}
+		if badPathRune(text) {
+			r.Invalid = "the path holds a control or invisible character"
 		}
 		w.add(r)
 	}
@@ -141,7 +155,7 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 	leadingExpansion := len(word.pieces) > 0 && word.pieces[0].expansion
 	if filepath.IsAbs(shape) || leadingExpansion {
 		if !expansion && !glob {
-			add(Canonical(text), "", false)
+			add(text, "", false)
 		} else {
 			add(text, cleanShape(shape, expansion), unresolved)
 		}
@@ -153,7 +167,7 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 	}
 	for _, d := range in.list {
 		if !expansion && !glob {
-			add(Canonical(filepath.Join(d, text)), "", false)
+			add(d+"/"+text, "", false)
 			continue
 		}
 		add(filepath.Join(d, text), cleanShape(d+"/"+shape, expansion), unresolved)
@@ -177,4 +191,78 @@ func hasDotDot(p string) bool {
 		}
 	}
 	return false
+}
+
+// pathWordShape is the word's shape for a path: expansions and the parts
+// a glob fills in are Holes, and so is each whole glob element the shell
+// expands: "*", "?", a bracket expression ("[v]", one Hole, so ".en[v]"
+// can be ".env") and a brace group (".{env,x}", which bash expands to
+// both names).
+func pathWordShape(word shWord) string {
+	var b strings.Builder
+	for _, p := range word.pieces {
+		switch {
+		case p.expansion, p.wild:
+			b.WriteRune(Hole)
+		case p.quoted:
+			b.WriteString(p.text)
+		default:
+			writeGlobShape(&b, p.text)
+		}
+	}
+	return b.String()
+}
+
+func writeGlobShape(b *strings.Builder, text string) {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch c {
+		case '*', '?':
+			b.WriteRune(Hole)
+			continue
+		case '[':
+			// "[" starts a bracket expression when a "]" closes it; "]"
+			// right after "[" or "[!" is a member.
+			j := i + 1
+			if j < len(text) && (text[j] == '!' || text[j] == '^') {
+				j++
+			}
+			if j < len(text) && text[j] == ']' {
+				j++
+			}
+			if k := strings.IndexByte(text[j:], ']'); k >= 0 {
+				b.WriteRune(Hole)
+				i = j + k
+				continue
+			}
+		case '{':
+			if end := braceEnd(text, i); end > 0 {
+				b.WriteRune(Hole)
+				i = end
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+}
+
+// braceEnd returns the index of the "}" that closes the brace group at
+// text[i], or 0 when bash would not expand it (no "," or ".." inside).
+func braceEnd(text string, i int) int {
+	depth := 0
+	for j := i; j < len(text); j++ {
+		switch text[j] {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				inner := text[i+1 : j]
+				if strings.Contains(inner, ",") || strings.Contains(inner, "..") {
+					return j
+				}
+				return 0
+			}
+		}
+	}
+	return 0
 }

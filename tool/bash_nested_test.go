@@ -131,7 +131,7 @@ func TestBashNestedCommands(t *testing.T) {
 		{`unshare -r curl x`, []string{"command.execute curl x (via unshare)", "network.connect x:80 (via curl)"}},
 		{`chroot /mnt rm x`, []string{"command.execute rm x (via chroot)", "filesystem.write $PWD/x (dynamic, unresolved, via rm) shape=?/x"}},
 		{`nsenter -t 1 -m curl x`, []string{"command.execute curl x (via nsenter)", "network.connect x:80 (via curl)"}},
-		{`find . -okdir rm {} \;`, []string{"command.execute rm {} (via find)", "filesystem.write {} (dynamic, unresolved, via rm) shape=?"}},
+		{`find . -okdir rm {} \;`, []string{"command.execute rm {} (via find)", "filesystem.write {} (dynamic, unresolved, via rm) shape=?", "filesystem.read /ws (via find)"}},
 		{`xargs sh -c 'curl x'`, []string{"command.execute sh -c curl x {xargs input} (dynamic, via xargs) shape=sh -c curl x ?", "command.execute curl x", "network.connect x:80 (via curl)"}},
 		{`parallel curl ::: a b`, []string{"command.execute curl {} (via parallel)", "network.connect {} (dynamic, unresolved, via curl) shape=?"}},
 		{`parallel -I% 'rm %' ::: a`, []string{"command.execute rm % (via parallel)", "filesystem.write % (dynamic, unresolved, via rm) shape=?"}},

@@ -17,10 +17,17 @@ var defaultPorts = map[string]string{
 }
 
 // connect adds a network.connect requirement for host and port, in the
-// form URLTarget gives: lower case, IPv6 in brackets.
+// form URLTarget gives (NormalizeHost; IPv6 in brackets). A host that
+// fails normalisation is Invalid, which the gate refuses.
 func (w *bashWalker) connect(host, port, via string) {
-	host = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
-	w.add(Requirement{Kind: KindNetworkConnect, Target: net.JoinHostPort(host, port), Via: via})
+	norm, err := NormalizeHost(host)
+	if err != nil {
+		host = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+		w.add(Requirement{Kind: KindNetworkConnect, Target: net.JoinHostPort(host, port), Via: via,
+			Invalid: "its host is not a valid host name: " + err.Error()})
+		return
+	}
+	w.add(Requirement{Kind: KindNetworkConnect, Target: joinHostPort(norm, port), Via: via})
 }
 
 // connectUnresolved adds a network.connect requirement for a word whose

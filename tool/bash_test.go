@@ -80,7 +80,7 @@ func TestBashRequirements(t *testing.T) {
 		{"export PATH=/x:$PATH", []string{"command.execute export PATH=/x:$PATH (dynamic) shape=export PATH=/x:?"}},
 		{"time make", []string{"command.execute make"}},
 		{"! grep -q x f", []string{"command.execute grep -q x f", "filesystem.read /ws/f (via grep)"}},
-		{"diff <(ls a) b", []string{"command.execute ls a", "command.execute diff <(ls a) b (dynamic) shape=diff ? b", "filesystem.read /ws/b (via diff)"}},
+		{"diff <(ls a) b", []string{"command.execute ls a", "filesystem.read /ws/a (via ls)", "command.execute diff <(ls a) b (dynamic) shape=diff ? b", "filesystem.read /ws/b (via diff)"}},
 		{"$CMD x", []string{"command.execute $CMD x (dynamic) shape=? x"}},
 		{"r{m,} -rf x", []string{"command.execute r{m,} -rf x (dynamic) shape=r?m,} -rf x"}},
 		{"echo 'unterminated", []string{"command.execute echo 'unterminated (unparsed)"}},

@@ -56,7 +56,7 @@ func TestPrepareFailsClosed(t *testing.T) {
 		{"Bash", `not json`, ErrInvalidInput},
 		{"Read", `{"file_path":""}`, ErrInvalidInput},
 		{"WebFetch", `{"url":"file:///etc/passwd"}`, ErrInvalidInput},
-		{"WebFetch", `{"url":"https:///nohost"}`, ErrInvalidInput},
+		{"WebFetch", `{"url":"https:///"}`, ErrInvalidInput},
 		{"Glob", `{}`, ErrInvalidInput},
 	}
 	for _, tt := range tests {

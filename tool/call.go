@@ -107,13 +107,25 @@ type Requirement struct {
 	// Canon is a command's canonical form (bash_canon.go), which rules
 	// are compared with; nil when its program is only known at run time.
 	Canon *CommandForm `json:"-"`
+	// Tree marks a read or write of a directory together with everything
+	// beneath it (Grep, Glob, grep -r, tar c, cp -r): a rule about any
+	// path inside the directory is about the requirement too.
+	Tree bool `json:"tree,omitempty"`
+	// Names are the other names of Target the call used: the path as
+	// written and as it read after each symlink on the way was followed
+	// (tool/paths.go). Deny and ask rules are checked against each.
+	Names []string `json:"names,omitempty"`
+	// Invalid says why the target cannot be judged at all (a host that
+	// fails normalisation, a path with a control character). The gate
+	// denies such a requirement.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // Exact reports whether the requirement's target is fully known: no Hole,
 // not unresolved, not unparsed. Only exact requirements can be allowed
 // without asking.
 func (r Requirement) Exact() bool {
-	return r.Shape == "" && !r.Unresolved && !r.Unparsed
+	return r.Shape == "" && !r.Unresolved && !r.Unparsed && r.Invalid == ""
 }
 
 // MatchText is the text rules match against: Shape when the target has
@@ -136,6 +148,9 @@ func (r Requirement) String() string {
 	}
 	if r.Unparsed {
 		flags = append(flags, "unparsed")
+	}
+	if r.Invalid != "" {
+		flags = append(flags, "invalid")
 	}
 	if r.Via != "" {
 		flags = append(flags, "via "+r.Via)
@@ -213,15 +228,4 @@ func isMCPName(name string) bool {
 	}
 	server, tool, ok := strings.Cut(rest, "__")
 	return ok && server != "" && tool != ""
-}
-
-// decodeInput unmarshals a call's input into v, naming the tool on error.
-func decodeInput(call Call, v any) error {
-	if len(call.Input) == 0 {
-		return fmt.Errorf("%w: %s needs a JSON object input", ErrInvalidInput, call.Tool)
-	}
-	if err := json.Unmarshal(call.Input, v); err != nil {
-		return fmt.Errorf("%w: %s input: %v", ErrInvalidInput, call.Tool, err)
-	}
-	return nil
 }

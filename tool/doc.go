@@ -32,6 +32,13 @@
 // program without a system directory, git's and npm's subcommand without
 // global options, flags as a set), which rules compare (docs/RULES.md).
 //
+// Input is decoded strictly (duplicate or case-variant keys, unknown keys
+// and wrong types are refused: input.go); paths are resolved component by
+// component as the kernel resolves them, keeping the names they were
+// written as ([Requirement.Names], paths.go); a read or write of a whole
+// directory is a [Requirement.Tree] (bash_trees.go); hosts are normalised
+// as a WHATWG URL parser does (host.go). docs/PATHS-AND-HOSTS.md says why.
+//
 // What this package does not do: decide anything (package gate), know any
 // rule syntax (package rules) or enforce anything (package sandbox). Unknown
 // tools are an error ([ErrUnknownTool]), which the gate turns into a denial.

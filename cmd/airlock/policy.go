@@ -200,7 +200,14 @@ Flags:
 			} else if st.Layer != "" {
 				how += " by " + st.Layer
 			}
-			fmt.Fprintf(tw, "  %s\tprofile %s\t%s\n", strings.ReplaceAll(st.Requirement.String(), string(tool.Hole), "?"), st.Access, how)
+			req := st.Requirement.String()
+			if st.Tree {
+				req += " [everything beneath]"
+			}
+			fmt.Fprintf(tw, "  %s\tprofile %s\t%s\n", strings.ReplaceAll(req, string(tool.Hole), "?"), st.Access, how)
+			for _, n := range st.Names {
+				fmt.Fprintf(tw, "    also named %s\t\t\n", n)
+			}
 		}
 		tw.Flush()
 	}

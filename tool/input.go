@@ -1,0 +1,303 @@
+package tool
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Tool input is decoded strictly. The gate decides on the value it reads,
+// and the tool runs with the value its own parser reads; where the two
+// parsers differ an agent can show the gate one command and run another.
+// encoding/json matches keys case-insensitively and takes the last of
+// duplicate keys; JavaScript's JSON.parse (Claude Code) matches exactly.
+// So {"command":"ls","COMMAND":"rm -rf /"} is refused rather than read
+// either way, as are duplicate keys, keys a tool does not have, values of
+// the wrong type and text that is not UTF-8.
+
+// inputFields are the input fields of the built-in tools, by Claude Code's
+// names, each "NAME:TYPE" (s string, n number, b boolean, a array). A key
+// that is not listed refuses the call: it is either a spelling meant to
+// confuse one of the parsers or a field this version does not know, whose
+// meaning the gate cannot weigh. A value of another type (null aside)
+// refuses it too: the tool would reject it, or read it another way.
+var inputFields = map[string][]string{
+	"Bash":         {"command:s", "description:s", "timeout:n", "run_in_background:b", "dangerouslyDisableSandbox:b"},
+	"Read":         {"file_path:s", "offset:n", "limit:n", "pages:s"},
+	"Write":        {"file_path:s", "content:s"},
+	"Edit":         {"file_path:s", "old_string:s", "new_string:s", "replace_all:b"},
+	"MultiEdit":    {"file_path:s", "edits:a"},
+	"NotebookEdit": {"notebook_path:s", "cell_id:s", "new_source:s", "cell_type:s", "edit_mode:s"},
+	"NotebookRead": {"notebook_path:s", "cell_id:s"},
+	"LS":           {"path:s", "ignore:a"},
+	"Glob":         {"pattern:s", "path:s"},
+	"Grep": {"pattern:s", "path:s", "glob:s", "type:s", "output_mode:s", "-i:b", "-n:b", "-A:n", "-B:n", "-C:n",
+		"context:n", "multiline:b", "head_limit:n", "offset:n"},
+	"WebFetch": {"url:s", "prompt:s"},
+}
+
+// maxInputDepth bounds the nesting of a tool input; Claude Code's tools
+// nest two levels (MultiEdit's edits).
+const maxInputDepth = 32
+
+// decodeInput unmarshals a call's input into v after checkInput, naming
+// the tool on error.
+func decodeInput(call Call, v any) error {
+	if len(call.Input) == 0 {
+		return fmt.Errorf("%w: %s needs a JSON object input", ErrInvalidInput, call.Tool)
+	}
+	if err := checkInput(call.Tool, call.Input); err != nil {
+		return fmt.Errorf("%w: %s input: %v", ErrInvalidInput, call.Tool, err)
+	}
+	if err := json.Unmarshal(call.Input, v); err != nil {
+		return fmt.Errorf("%w: %s input: %v", ErrInvalidInput, call.Tool, err)
+	}
+	return nil
+}
+
+// checkInput checks that data is one JSON object, valid UTF-8, without
+// duplicate keys or keys that differ only in case at any level, and,
+// for a tool with known fields, with no other top-level key. It runs on
+// every call, so it scans the bytes itself rather than through
+// json.Decoder's tokens; json.Unmarshal checks the syntax after it.
+func checkInput(toolName string, data []byte) error {
+	if !utf8.Valid(data) {
+		return errors.New("not valid UTF-8")
+	}
+	sc := inputScanner{data: data}
+	sc.space()
+	if sc.i >= len(data) || data[sc.i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	var keys [16]string
+	sc.kinds = sc.kindBuf[:0]
+	top, err := sc.object(keys[:0], 1)
+	if err != nil {
+		return err
+	}
+	if sc.space(); sc.i != len(data) {
+		return errors.New("text after the JSON object")
+	}
+	known, ok := inputFields[toolName]
+	if !ok {
+		return nil
+	}
+	for i, k := range top {
+		want, found := fieldType(known, k)
+		if !found {
+			return unknownField(toolName, k, known)
+		}
+		if got := sc.kinds[i]; got != want && got != 'z' {
+			return fmt.Errorf("%q must be %s, not %s", k, kindNames[want], kindNames[got])
+		}
+	}
+	return nil
+}
+
+var kindNames = map[byte]string{'s': "a string", 'n': "a number", 'b': "true or false", 'a': "an array", 'o': "an object", 'z': "null"}
+
+// fieldType returns the type letter of field key.
+func fieldType(known []string, key string) (byte, bool) {
+	for _, f := range known {
+		if len(f) == len(key)+2 && f[:len(key)] == key && f[len(key)] == ':' {
+			return f[len(f)-1], true
+		}
+	}
+	return 0, false
+}
+
+func unknownField(toolName, key string, known []string) error {
+	var names []string
+	for _, f := range known {
+		name := f[:strings.LastIndexByte(f, ':')]
+		if strings.EqualFold(name, key) {
+			return fmt.Errorf("key %q is not %q: keys are matched exactly", key, name)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return fmt.Errorf("unknown key %q (%s takes %s)", key, toolName, strings.Join(names, ", "))
+}
+
+// inputScanner walks the structure of a JSON text: objects, arrays and
+// strings exactly, other values only as far as where they end.
+type inputScanner struct {
+	data []byte
+	i    int
+	// kinds are the type letters of the top-level values, in key order.
+	kinds   []byte
+	kindBuf [16]byte
+}
+
+var errInputSyntax = errors.New("not valid JSON")
+
+func (sc *inputScanner) space() {
+	for sc.i < len(sc.data) {
+		switch sc.data[sc.i] {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return
+		}
+	}
+}
+
+// object reads an object at "{" and returns its keys, appended to keys.
+func (sc *inputScanner) object(keys []string, depth int) ([]string, error) {
+	if depth > maxInputDepth {
+		return nil, errors.New("nested too deeply")
+	}
+	sc.i++ // "{"
+	first := len(keys)
+	for {
+		sc.space()
+		if sc.i >= len(sc.data) {
+			return nil, errInputSyntax
+		}
+		if sc.data[sc.i] == '}' && len(keys) == first {
+			sc.i++
+			return keys, nil
+		}
+		key, err := sc.str()
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys[first:] {
+			switch {
+			case k == key:
+				return nil, fmt.Errorf("duplicate key %q", key)
+			case strings.EqualFold(k, key):
+				return nil, fmt.Errorf("keys %q and %q differ only in case", k, key)
+			}
+		}
+		keys = append(keys, key)
+		if sc.space(); sc.i >= len(sc.data) || sc.data[sc.i] != ':' {
+			return nil, errInputSyntax
+		}
+		sc.i++
+		if depth == 1 {
+			sc.space()
+			sc.kinds = append(sc.kinds, valueKind(sc.data, sc.i))
+		}
+		if err := sc.value(depth); err != nil {
+			return nil, err
+		}
+		sc.space()
+		if sc.i >= len(sc.data) {
+			return nil, errInputSyntax
+		}
+		switch sc.data[sc.i] {
+		case ',':
+			sc.i++
+		case '}':
+			sc.i++
+			return keys, nil
+		default:
+			return nil, errInputSyntax
+		}
+	}
+}
+
+func (sc *inputScanner) value(depth int) error {
+	sc.space()
+	if sc.i >= len(sc.data) {
+		return errInputSyntax
+	}
+	switch sc.data[sc.i] {
+	case '{':
+		var keys [8]string
+		_, err := sc.object(keys[:0], depth+1)
+		return err
+	case '[':
+		if depth+1 > maxInputDepth {
+			return errors.New("nested too deeply")
+		}
+		sc.i++
+		sc.space()
+		if sc.i < len(sc.data) && sc.data[sc.i] == ']' {
+			sc.i++
+			return nil
+		}
+		for {
+			if err := sc.value(depth + 1); err != nil {
+				return err
+			}
+			sc.space()
+			if sc.i >= len(sc.data) {
+				return errInputSyntax
+			}
+			sc.i++
+			switch sc.data[sc.i-1] {
+			case ',':
+			case ']':
+				return nil
+			default:
+				return errInputSyntax
+			}
+		}
+	case '"':
+		_, err := sc.str()
+		return err
+	}
+	// A number, true, false or null: up to the next delimiter.
+	start := sc.i
+	for sc.i < len(sc.data) && !strings.ContainsRune(",}] \t\n\r", rune(sc.data[sc.i])) {
+		sc.i++
+	}
+	if sc.i == start {
+		return errInputSyntax
+	}
+	return nil
+}
+
+// str reads a string at '"' and returns its value; only a string with an
+// escape is decoded (and allocated).
+func (sc *inputScanner) str() (string, error) {
+	if sc.i >= len(sc.data) || sc.data[sc.i] != '"' {
+		return "", errInputSyntax
+	}
+	start := sc.i
+	escaped := false
+	for sc.i++; sc.i < len(sc.data); sc.i++ {
+		switch sc.data[sc.i] {
+		case '\\':
+			escaped = true
+			sc.i++
+		case '"':
+			sc.i++
+			raw := sc.data[start:sc.i]
+			if !escaped {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return "", errInputSyntax
+			}
+			return s, nil
+		}
+	}
+	return "", errInputSyntax
+}
+
+// valueKind is the type letter of the JSON value starting at data[i].
+func valueKind(data []byte, i int) byte {
+	if i >= len(data) {
+		return 0
+	}
+	switch data[i] {
+	case '"':
+		return 's'
+	case '{':
+		return 'o'
+	case '[':
+		return 'a'
+	case 't', 'f':
+		return 'b'
+	case 'n':
+		return 'z'
+	}
+	return 'n'
+}
