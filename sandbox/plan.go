@@ -62,9 +62,10 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 	for _, w := range s.Filesystem.Write {
 		binds = append(binds, pathMount(w, false))
 	}
+	scratch := scratchFor(s.Budgets)
 	binds = append(binds,
-		linux.Mount{Kind: linux.MountTmpfs, Target: home, Size: int64(s.Budgets.Scratch), Mode: 0o700},
-		linux.Mount{Kind: linux.MountTmpfs, Target: sandboxTmp, Size: int64(s.Budgets.Scratch), Mode: 0o1777},
+		scratch.mount("home", home, 0o700),
+		scratch.mount("tmp", sandboxTmp, 0o1777),
 		linux.Mount{Kind: linux.MountBind, Source: ws, Target: ws, ReadOnly: s.ReadOnlyWorkspace},
 	)
 	// Parents before children: a deeper mount must land on top of the
@@ -87,7 +88,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 	for _, m := range masks {
 		mounts = append(mounts, linux.Mount{Kind: linux.MountMask, Target: m})
 	}
-	mounts = append(mounts, devMounts(s.Budgets.Scratch)...)
+	mounts = append(mounts, devMounts(scratch)...)
 	mounts = append(mounts, linux.Mount{Kind: linux.MountProc, Target: "/proc"})
 	for _, sub := range []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"} {
 		mounts = append(mounts, linux.Mount{Kind: linux.MountReadOnly, Target: sub, Optional: true})
@@ -150,15 +151,18 @@ func pathMount(path string, ro bool) linux.Mount {
 	return linux.Mount{Kind: linux.MountBind, Source: path, Target: path, ReadOnly: ro, Optional: true}
 }
 
-func devMounts(scratch profile.Size) []linux.Mount {
-	m := []linux.Mount{{Kind: linux.MountTmpfs, Target: "/dev", Mode: 0o755, Size: 1 << 20}}
+func devMounts(scratch scratchBound) []linux.Mount {
+	// /dev holds only mount points and symlinks; Landlock keeps the
+	// command from writing it, and without Landlock it is 1 MiB and 1024
+	// inodes.
+	m := []linux.Mount{{Kind: linux.MountTmpfs, Target: "/dev", Mode: 0o755, Size: 1 << 20, Inodes: 1024}}
 	for _, d := range devices {
 		m = append(m, linux.Mount{Kind: linux.MountBind, Source: "/dev/" + d, Target: "/dev/" + d, Optional: true})
 	}
 	m = append(m,
 		linux.Mount{Kind: linux.MountDevpts, Target: "/dev/pts"},
 		linux.Mount{Kind: linux.MountSymlink, Source: "pts/ptmx", Target: "/dev/ptmx"},
-		linux.Mount{Kind: linux.MountTmpfs, Target: "/dev/shm", Mode: 0o1777, Size: int64(scratch)},
+		scratch.mount("shm", "/dev/shm", 0o1777),
 		linux.Mount{Kind: linux.MountSymlink, Source: "/proc/self/fd", Target: "/dev/fd"},
 		linux.Mount{Kind: linux.MountSymlink, Source: "/proc/self/fd/0", Target: "/dev/stdin"},
 		linux.Mount{Kind: linux.MountSymlink, Source: "/proc/self/fd/1", Target: "/dev/stdout"},

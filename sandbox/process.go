@@ -486,7 +486,7 @@ func (p *Process) Wait() (*Result, error) {
 	close(p.done)
 	end := time.Now()
 
-	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Level: p.e.report.Level, Guarantees: p.e.report.Guarantees}
+	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Level: p.e.report.Level, Guarantees: p.e.report.Guarantees, Budgets: p.e.report.Budgets}
 	var ee *exec.ExitError
 	switch {
 	case werr == nil:

@@ -33,6 +33,7 @@ type Result struct {
 
 	Level       Level              `json:"level"`
 	Guarantees  []GuaranteeStatus  `json:"guarantees"`
+	Budgets     []BudgetStatus     `json:"budgets"`
 	Fingerprint string             `json:"profile_fingerprint"`
 	Limits      map[string]float64 `json:"limits,omitempty"`
 }
