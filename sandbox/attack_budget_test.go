@@ -3,8 +3,10 @@ package sandbox_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,4 +163,114 @@ func TestAttackScratchInodes(t *testing.T) {
 		t.Errorf("want ENOSPC in the probe's output\n%s", o)
 	}
 	t.Logf("control %s; attack: %d inodes in use, %s", lineAfter(c.Output(), "CREATED "), used, lineAfter(o.Output(), "CREATED "))
+}
+
+// workspaceFill writes sys.argv[1] files of 1 MiB each into the working
+// directory (the workspace), or into a directory that only its owner
+// can list with "hidden", or one file of that many MiB with "one".
+const workspaceFill = `
+import os, sys
+n = int(sys.argv[1])
+chunk = b"x" * (1 << 20)
+wrote = 0
+try:
+    if sys.argv[2] == "one":
+        fd = os.open("big", os.O_WRONLY | os.O_CREAT, 0o600)
+        for i in range(n):
+            wrote += os.write(fd, chunk)
+    else:
+        d = "."
+        if sys.argv[2] == "hidden":  # a directory the supervisor cannot list
+            d = "h"
+            os.mkdir(d, 0o300)
+        for i in range(n):
+            fd = os.open("%s/fill%d" % (d, i), os.O_WRONLY | os.O_CREAT, 0o600)
+            wrote += os.write(fd, chunk)
+            os.close(fd)
+except OSError as e:
+    print("STOPPED", e.strerror, flush=True)
+print("WROTE", wrote, flush=True)
+`
+
+// TestAttackWriteFill: the workspace is on the host's disk, which a
+// command could fill. Under a 128 MiB write budget the probe writes
+// twice that in 1 MiB files (in the workspace, then in a directory its
+// owner cannot list, which an unprivileged supervisor's walk cannot see
+// into), then one 256 MiB file. Host-side evidence:
+// the blocks the workspace holds after the run. The positive control is
+// the same probe under a 1 GiB budget, which writes it all.
+func TestAttackWriteFill(t *testing.T) {
+	const budget = 128 << 20
+	const slack = 48 << 20 // what one check and one walk may let through
+	run := func(t *testing.T, maxWrite int64, how string) (sandboxtest.Outcome, int64) {
+		sb, _ := attackTarget(t, func(s *profile.Spec) { s.Budgets.MaxWrite = profile.Size(maxWrite) })
+		if st := sb.Executor.Report().Status(profile.ResourceLimits); st.Status != sandbox.Enforced && st.Status != sandbox.Degraded {
+			t.Fatalf("resource-limits is %s with a write budget", st.Status)
+		}
+		o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Py(workspaceFill, fmt.Sprint(2*budget>>20), how), Timeout: 60 * time.Second})
+		return o, diskUse(t, sb.Workspace)
+	}
+	for _, how := range []string{"many", "hidden", "one"} {
+		t.Run(how, func(t *testing.T) {
+			c, held := run(t, 1<<30, how)
+			if c.Result.Status != sandbox.StatusSucceeded || held < 2*budget {
+				t.Fatalf("positive control failed: under a 1 GiB write budget the workspace holds %d MiB (want %d)\n%s", held>>20, 2*budget>>20, c)
+			}
+			o, held := run(t, budget, how)
+			if held > budget+slack {
+				t.Errorf("ATTACK SUCCEEDED: under a %d MiB write budget the workspace holds %d MiB\n%s", budget>>20, held>>20, o)
+			}
+			switch how {
+			case "many", "hidden":
+				if o.Result.Status != sandbox.StatusLimitExceeded || !hasDenial(o.Result, "write") {
+					t.Errorf("want status limit_exceeded with a write denial\n%s\ndenials %+v", o, o.Result.Denials)
+				}
+			case "one":
+				// RLIMIT_FSIZE: the write past the budget fails (EFBIG,
+				// the probe is PID 1, which SIGXFSZ does not end).
+				if !strings.Contains(o.Output(), "File too large") || held < budget || !hasDenial(o.Result, "write") {
+					t.Errorf("want the file cut at the budget with EFBIG; the workspace holds %d MiB\n%s", held>>20, o)
+				}
+			}
+			t.Logf("control held %d MiB; attack: status %s, the workspace holds %d MiB, growth %v", 2*budget>>20, o.Result.Status, held>>20, o.Result.Limits["write_growth_bytes"])
+		})
+	}
+}
+
+// diskUse is what dir holds on disk: allocated blocks, each inode once.
+// Directories the probe made unlistable are opened up first (the test
+// owns them).
+func diskUse(t *testing.T, dir string) int64 {
+	t.Helper()
+	seen := map[[2]uint64]bool{}
+	var n int64
+	var visit func(path string)
+	visit = func(path string) {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			t.Fatalf("disk use: %v", err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if k := [2]uint64{st.Dev, st.Ino}; !seen[k] {
+			seen[k] = true
+			n += st.Blocks * 512
+		}
+		if !fi.IsDir() {
+			return
+		}
+		if fi.Mode().Perm()&0o500 != 0o500 {
+			if err := os.Chmod(path, 0o700); err != nil {
+				t.Fatalf("disk use: %v", err)
+			}
+		}
+		names, err := os.ReadDir(path)
+		if err != nil {
+			t.Fatalf("disk use: %v", err)
+		}
+		for _, e := range names {
+			visit(filepath.Join(path, e.Name()))
+		}
+	}
+	visit(dir)
+	return n
 }

@@ -116,8 +116,8 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		{Resource: unix.RLIMIT_CORE, Value: 0},
 		{Resource: unix.RLIMIT_NOFILE, Value: nofileLimit()},
 		// A runaway writer stops at 16GiB per file (SIGXFSZ), well past
-		// any source tree or build artefact.
-		{Resource: unix.RLIMIT_FSIZE, Value: 16 << 30},
+		// any source tree or build artefact, or at the write budget.
+		{Resource: unix.RLIMIT_FSIZE, Value: fileSizeLimit(s.Budgets.MaxWrite)},
 	}
 	return &plan{home: home, protected: protected, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
 		Argv:     append([]string(nil), cmd.Args...),
@@ -280,6 +280,13 @@ func nofileLimit() uint64 {
 		return r.Max
 	}
 	return 65536
+}
+
+func fileSizeLimit(maxWrite profile.Size) uint64 {
+	if maxWrite > 0 && maxWrite < 16<<30 {
+		return uint64(maxWrite)
+	}
+	return 16 << 30
 }
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }

@@ -69,6 +69,11 @@ type Process struct {
 	// The deny watch of a run whose deny entries can match inside its
 	// mounts (see denywatch.go).
 	deny atomic.Pointer[denyWatch]
+
+	// writes is the write budget's account (writebudget.go); nil
+	// without one.
+	writes     *writeAccount
+	writesOver atomic.Int64 // the growth that ended the run
 }
 
 func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
@@ -182,6 +187,12 @@ func (p *Process) spawn() error {
 	}
 	defer errR.Close()
 	p.pipes = append(p.pipes, cfgR, cfgW, errW)
+
+	// The write budget's starting point, before anything of the run can
+	// write.
+	if p.writes, err = newWriteAccount(s); err != nil {
+		return &SetupError{Step: "write budget", Err: err}
+	}
 
 	uid, gid := os.Getuid(), os.Getgid()
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
@@ -333,6 +344,12 @@ func (p *Process) spawn() error {
 	}
 	p.execd = time.Now()
 	go p.watch()
+	if p.writes != nil {
+		go p.writes.watch(p.done, func(growth int64) {
+			p.writesOver.Store(growth)
+			p.kill(StatusLimitExceeded)
+		})
+	}
 	return nil
 }
 
@@ -516,6 +533,17 @@ func (p *Process) Wait() (*Result, error) {
 	}
 	cleanupErr := p.cleanupLocked()
 	p.mu.Unlock()
+	// The run has ended: its writes are all on disk or in the page cache.
+	writeBudget := p.e.profile.Spec().Budgets.MaxWrite
+	var wrote int64
+	if p.writes != nil {
+		<-p.writes.done
+		wrote = max(p.writes.growth(), p.writesOver.Load())
+		if res.Limits == nil {
+			res.Limits = map[string]float64{}
+		}
+		res.Limits["write_growth_bytes"] = float64(wrote)
+	}
 	// Every process of the run is gone: nothing can race the check.
 	res.Denials = append(res.Denials, checkProtected(p.e.profile.Workspace(), p.plan.protected, p.protected, p.runID)...)
 	res.Denials = append(res.Denials, netDenials...)
@@ -536,6 +564,15 @@ func (p *Process) Wait() (*Result, error) {
 		res.Denials = append(res.Denials, Denial{Kind: "output", Target: profile.Size(p.maxOut).String(), Reason: "output budget exceeded"})
 	case killedBy == StatusCancelled:
 		res.Status = StatusCancelled
+	case writeBudget > 0 && (killedBy == StatusLimitExceeded || wrote > int64(writeBudget)):
+		res.Status = StatusLimitExceeded
+		res.Denials = append(res.Denials, Denial{Kind: "write", Target: writeBudget.String(),
+			Reason: fmt.Sprintf("write budget exceeded: the workspace and write paths grew by %s", profile.Size(wrote))})
+	case writeBudget > 0 && res.Signal == syscall.SIGXFSZ.String():
+		// RLIMIT_FSIZE: a file reached the write budget.
+		res.Status = StatusLimitExceeded
+		res.Denials = append(res.Denials, Denial{Kind: "write", Target: writeBudget.String(),
+			Reason: "a file reached the write budget (RLIMIT_FSIZE, SIGXFSZ)"})
 	case oom > 0 && res.ExitCode != 0:
 		res.Status = StatusKilledOOM
 		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: "memory budget exceeded; the OOM killer ended a process"})
@@ -551,6 +588,10 @@ func (p *Process) Wait() (*Result, error) {
 	// coped with it (a refused fork it retried, an OOM-killed child).
 	if res.Status != StatusLimitExceeded && pidsHit > 0 {
 		res.Denials = append(res.Denials, Denial{Kind: "pids", Target: fmt.Sprint(p.e.profile.Spec().Budgets.Pids), Reason: fmt.Sprintf("process budget reached; %d forks refused", pidsHit)})
+	}
+	if res.Status != StatusLimitExceeded && writeBudget > 0 && wrote >= int64(writeBudget) {
+		res.Denials = append(res.Denials, Denial{Kind: "write", Target: writeBudget.String(),
+			Reason: "write budget reached; the writes past it were refused (RLIMIT_FSIZE)"})
 	}
 	if res.Status != StatusKilledOOM && oom > 0 {
 		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: fmt.Sprintf("memory budget reached; the OOM killer ended %d process(es)", oom)})

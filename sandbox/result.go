@@ -14,7 +14,7 @@ const (
 	StatusOutputLimitExceeded Status = "output_limit_exceeded" // stdout+stderr over the cap
 	StatusCancelled           Status = "cancelled"             // context cancelled or Kill called
 	StatusKilledOOM           Status = "killed_oom"            // the memory limit's OOM killer fired
-	StatusLimitExceeded       Status = "limit_exceeded"        // another budget (pids) was hit and the run failed
+	StatusLimitExceeded       Status = "limit_exceeded"        // another budget was hit: pids (and the run failed), or the write budget
 )
 
 // Result is what Wait returns.
