@@ -20,7 +20,8 @@ import (
 //   - every writeCheckEvery it reads the free space of the filesystems
 //     holding the paths (statfs, a few microseconds); while they have not
 //     lost more than the budget, the paths cannot have grown by more;
-//   - past that, or every writeWalkEvery, it walks the paths and adds up
+//   - past that, or every writeWalkEvery (longer for a tree whose walk
+//     takes over 1/20 of it), it walks the paths and adds up
 //     their allocated blocks, each inode once: the exact growth, which
 //     tells the command's writes from the rest of the host's;
 //   - past the budget it kills the run (StatusLimitExceeded); the paths
@@ -156,7 +157,7 @@ func (a *writeAccount) watch(stop <-chan struct{}, over func(growth int64)) {
 	defer close(a.done)
 	tick := time.NewTicker(writeCheckEvery)
 	defer tick.Stop()
-	lastWalk := time.Now()
+	lastWalk, every := time.Now(), writeWalkEvery
 	for {
 		select {
 		case <-stop:
@@ -164,11 +165,15 @@ func (a *writeAccount) watch(stop <-chan struct{}, over func(growth int64)) {
 		case <-tick.C:
 		}
 		lost := a.lost()
-		if lost <= a.budget+a.slack && time.Since(lastWalk) < writeWalkEvery {
+		if lost <= a.budget+a.slack && time.Since(lastWalk) < every {
 			continue
 		}
+		start := time.Now()
 		g := a.growth()
 		lastWalk = time.Now()
+		// The walks that only look for the host freeing space take at
+		// most a twentieth of a core, however large the tree.
+		every = max(writeWalkEvery, 20*lastWalk.Sub(start))
 		if g > a.budget {
 			over(g)
 			return
