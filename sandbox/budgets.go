@@ -77,7 +77,8 @@ func halfRAM() int64 {
 func budgetStatuses(s profile.Spec, h HostInfo) []BudgetStatus {
 	b := s.Budgets
 	cg := h.CgroupWritable
-	noCgroup := "no writable cgroup: " + h.CgroupReason
+	// The cgroup's reason is in the resource-limits line.
+	noCgroup := "no writable cgroup"
 	var out []BudgetStatus
 	add := func(name, limit string, st Enforcement, mech, why string) {
 		out = append(out, BudgetStatus{Budget: name, Limit: limit, Status: st, Mechanism: mech, Reason: why})
@@ -97,7 +98,7 @@ func budgetStatuses(s profile.Spec, h HostInfo) []BudgetStatus {
 	case cg:
 		add(BudgetPids, fmt.Sprint(b.Pids), Enforced, "cgroup "+h.CgroupMode+" pids limit", "")
 	default:
-		add(BudgetPids, fmt.Sprint(b.Pids), Degraded, "RLIMIT_NPROC", noCgroup+"; RLIMIT_NPROC counts the processes of the caller's uid")
+		add(BudgetPids, fmt.Sprint(b.Pids), Degraded, "RLIMIT_NPROC", noCgroup+"; a fork past it fails, and the Result cannot count the refusals")
 	}
 	switch {
 	case b.CPU == 0:
