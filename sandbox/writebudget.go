@@ -111,7 +111,11 @@ func newWriteAccount(s profile.Spec) (*writeAccount, error) {
 		free: map[unix.Fsid]int64{}, probe: map[unix.Fsid]string{}, done: make(chan struct{})}
 	for _, r := range roots {
 		var st unix.Statfs_t
-		if err := unix.Statfs(r, &st); err != nil {
+		err := unix.Statfs(r, &st)
+		if errors.Is(err, unix.ENOENT) {
+			continue // a missing write path is not bound
+		}
+		if err != nil {
 			return nil, fmt.Errorf("statfs %s: %w", r, err)
 		}
 		if _, ok := a.free[st.Fsid]; !ok {
@@ -157,23 +161,26 @@ func (a *writeAccount) watch(stop <-chan struct{}, over func(growth int64)) {
 	defer close(a.done)
 	tick := time.NewTicker(writeCheckEvery)
 	defer tick.Stop()
-	lastWalk, every := time.Now(), writeWalkEvery
+	lastWalk, took := time.Now(), time.Duration(0)
 	for {
 		select {
 		case <-stop:
 			return
 		case <-tick.C:
 		}
-		lost := a.lost()
-		if lost <= a.budget+a.slack && time.Since(lastWalk) < every {
+		since := time.Since(lastWalk)
+		// The walks that only look for the host freeing space take at
+		// most a twentieth of a core, however large the tree; those the
+		// free space calls for (the command's writes, or a busy host's)
+		// at most a fifth.
+		if since < 4*took || (since < max(writeWalkEvery, 20*took) && a.lost() <= a.budget+a.slack) {
 			continue
 		}
 		start := time.Now()
+		lost := a.lost()
 		g := a.growth()
 		lastWalk = time.Now()
-		// The walks that only look for the host freeing space take at
-		// most a twentieth of a core, however large the tree.
-		every = max(writeWalkEvery, 20*lastWalk.Sub(start))
+		took = lastWalk.Sub(start)
 		if g > a.budget {
 			over(g)
 			return
