@@ -591,7 +591,7 @@ func (p *Process) Wait() (*Result, error) {
 	}
 	if res.Status != StatusLimitExceeded && writeBudget > 0 && wrote >= int64(writeBudget) {
 		res.Denials = append(res.Denials, Denial{Kind: "write", Target: writeBudget.String(),
-			Reason: "write budget reached; the writes past it were refused (RLIMIT_FSIZE)"})
+			Reason: fmt.Sprintf("write budget reached: the workspace and write paths grew by %s", profile.Size(wrote))})
 	}
 	if res.Status != StatusKilledOOM && oom > 0 {
 		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: fmt.Sprintf("memory budget reached; the OOM killer ended %d process(es)", oom)})
