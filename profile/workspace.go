@@ -18,8 +18,9 @@ import (
 var kernelTrees = []string{"/proc", "/sys", "/dev"}
 
 // systemTrees hold the host's programs, configuration and state: a
-// workspace at or beneath one is refused unless forced. /var/tmp is the
-// exception: directories beneath it are scratch space like /tmp's.
+// workspace at or beneath one is refused unless forced. Beneath /var/tmp
+// (scratch space like /tmp's), /var/home (/home on Fedora Atomic) and the
+// caller's home directory are the exceptions.
 var systemTrees = []string{
 	"/bin", "/boot", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
 	"/run", "/sbin", "/snap", "/usr", "/var",
@@ -27,7 +28,7 @@ var systemTrees = []string{
 
 // sharedRoots are directories that hold other people's things side by
 // side; a project lives beneath one, never at it.
-var sharedRoots = []string{"/home", "/media", "/mnt", "/opt", "/srv", "/tmp", "/var/tmp"}
+var sharedRoots = []string{"/home", "/media", "/mnt", "/opt", "/srv", "/tmp", "/var/home", "/var/tmp"}
 
 // checkWorkspace refuses a workspace (absolute, symlink-free) that the
 // sandbox must not bind read-write: the whole filesystem or an ancestor
@@ -48,7 +49,8 @@ func checkWorkspace(value, ws, home string, force bool) error {
 		return nil
 	}
 	const override = "; point at a project directory, or force it (--force-workspace, Spec.ForceWorkspace) if you really mean it"
-	for _, h := range homeDirs(home) {
+	homes := homeDirs(home)
+	for _, h := range homes {
 		if Within(ws, h) {
 			what := "your home directory " + h
 			if ws != h {
@@ -64,8 +66,18 @@ func checkWorkspace(value, ws, home string, force bool) error {
 				Fix: s + " holds other projects and users' files side by side" + override}
 		}
 	}
-	if Within("/var/tmp", ws) {
-		return nil
+	// Beneath the home directory is where projects live, also when it is
+	// under /var (a service account's /var/lib/jenkins) — unless HOME
+	// names a system tree itself.
+	for _, h := range homes {
+		if Within(h, ws) && !listed(systemTrees, h) && !listed(sharedRoots, h) {
+			return nil
+		}
+	}
+	for _, scratch := range []string{"/var/tmp", "/var/home"} {
+		if Within(scratch, ws) {
+			return nil
+		}
 	}
 	for _, s := range systemTrees {
 		if Within(s, ws) {
@@ -101,4 +113,13 @@ func homeDirs(home string) []string {
 		add(u.HomeDir)
 	}
 	return out
+}
+
+func listed(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

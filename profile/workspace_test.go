@@ -88,6 +88,28 @@ func TestWorkspaceChoice(t *testing.T) {
 	}
 }
 
+// TestWorkspaceBeneathHome: a home under /var (a service account's, or
+// /var/home on Fedora Atomic) holds projects like any other; a HOME that
+// names a system tree itself opens nothing.
+func TestWorkspaceBeneathHome(t *testing.T) {
+	for _, tc := range []struct {
+		home, ws string
+		ok       bool
+	}{
+		{"/var/lib/jenkins", "/var/lib/jenkins/workspace/job", true},
+		{"/var/home/u", "/var/home/u/src/p", true},
+		{"/nonexistent-home/u", "/var/home/other/p", true},
+		{"/var/lib/jenkins", "/var/lib/postgresql", false},
+		{"/usr", "/usr/lib", false},
+		{"/var", "/var/lib/x", false},
+	} {
+		err := checkWorkspace(tc.ws, tc.ws, tc.home, false)
+		if (err == nil) != tc.ok {
+			t.Errorf("HOME %s, workspace %s: err = %v, want ok %v", tc.home, tc.ws, err, tc.ok)
+		}
+	}
+}
+
 // TestForceWorkspaceFingerprint: forcing is part of the fingerprint, and
 // a profile file cannot set it.
 func TestForceWorkspaceFingerprint(t *testing.T) {
