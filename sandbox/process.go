@@ -344,12 +344,7 @@ func (p *Process) spawn() error {
 	}
 	p.execd = time.Now()
 	go p.watch()
-	if p.writes != nil {
-		go p.writes.watch(p.done, func(growth int64) {
-			p.writesOver.Store(growth)
-			p.kill(StatusLimitExceeded)
-		})
-	}
+	p.watchWrites()
 	return nil
 }
 
@@ -533,17 +528,8 @@ func (p *Process) Wait() (*Result, error) {
 	}
 	cleanupErr := p.cleanupLocked()
 	p.mu.Unlock()
-	// The run has ended: its writes are all on disk or in the page cache.
-	writeBudget := p.e.profile.Spec().Budgets.MaxWrite
-	var wrote int64
-	if p.writes != nil {
-		<-p.writes.done
-		wrote = max(p.writes.growth(), p.writesOver.Load())
-		if res.Limits == nil {
-			res.Limits = map[string]float64{}
-		}
-		res.Limits["write_growth_bytes"] = float64(wrote)
-	}
+	writeBudget := int64(p.e.profile.Spec().Budgets.MaxWrite)
+	wrote := p.finishWrites(res)
 	// Every process of the run is gone: nothing can race the check.
 	res.Denials = append(res.Denials, checkProtected(p.e.profile.Workspace(), p.plan.protected, p.protected, p.runID)...)
 	res.Denials = append(res.Denials, netDenials...)
@@ -564,15 +550,12 @@ func (p *Process) Wait() (*Result, error) {
 		res.Denials = append(res.Denials, Denial{Kind: "output", Target: profile.Size(p.maxOut).String(), Reason: "output budget exceeded"})
 	case killedBy == StatusCancelled:
 		res.Status = StatusCancelled
-	case writeBudget > 0 && (killedBy == StatusLimitExceeded || wrote > int64(writeBudget)):
+	case writeBudget > 0 && (killedBy == StatusLimitExceeded || wrote > writeBudget):
 		res.Status = StatusLimitExceeded
-		res.Denials = append(res.Denials, Denial{Kind: "write", Target: writeBudget.String(),
-			Reason: fmt.Sprintf("write budget exceeded: the workspace and write paths grew by %s", profile.Size(wrote))})
+		res.Denials = append(res.Denials, writeDenial(writeBudget, "exceeded: the workspace and write paths grew by "+profile.Size(wrote).String()))
 	case writeBudget > 0 && res.Signal == syscall.SIGXFSZ.String():
-		// RLIMIT_FSIZE: a file reached the write budget.
 		res.Status = StatusLimitExceeded
-		res.Denials = append(res.Denials, Denial{Kind: "write", Target: writeBudget.String(),
-			Reason: "a file reached the write budget (RLIMIT_FSIZE, SIGXFSZ)"})
+		res.Denials = append(res.Denials, writeDenial(writeBudget, "reached by one file (RLIMIT_FSIZE, SIGXFSZ)"))
 	case oom > 0 && res.ExitCode != 0:
 		res.Status = StatusKilledOOM
 		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: "memory budget exceeded; the OOM killer ended a process"})
@@ -589,9 +572,8 @@ func (p *Process) Wait() (*Result, error) {
 	if res.Status != StatusLimitExceeded && pidsHit > 0 {
 		res.Denials = append(res.Denials, Denial{Kind: "pids", Target: fmt.Sprint(p.e.profile.Spec().Budgets.Pids), Reason: fmt.Sprintf("process budget reached; %d forks refused", pidsHit)})
 	}
-	if res.Status != StatusLimitExceeded && writeBudget > 0 && wrote >= int64(writeBudget) {
-		res.Denials = append(res.Denials, Denial{Kind: "write", Target: writeBudget.String(),
-			Reason: fmt.Sprintf("write budget reached: the workspace and write paths grew by %s", profile.Size(wrote))})
+	if res.Status != StatusLimitExceeded && writeBudget > 0 && wrote >= writeBudget {
+		res.Denials = append(res.Denials, writeDenial(writeBudget, "reached: the workspace and write paths grew by "+profile.Size(wrote).String()))
 	}
 	if res.Status != StatusKilledOOM && oom > 0 {
 		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: fmt.Sprintf("memory budget reached; the OOM killer ended %d process(es)", oom)})

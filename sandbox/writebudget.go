@@ -89,6 +89,38 @@ func maxWriteStatus(s profile.Spec) BudgetStatus {
 	return st
 }
 
+// watchWrites starts the write budget's watch, which ends the run past
+// the budget.
+func (p *Process) watchWrites() {
+	if p.writes == nil {
+		return
+	}
+	go p.writes.watch(p.done, func(growth int64) {
+		p.writesOver.Store(growth)
+		p.kill(StatusLimitExceeded)
+	})
+}
+
+// finishWrites, once every process of the run has died, waits for the
+// account's watch and returns how much the paths grew over the whole run
+// (also in res.Limits); 0 without a write budget.
+func (p *Process) finishWrites(res *Result) int64 {
+	if p.writes == nil {
+		return 0
+	}
+	<-p.writes.done
+	wrote := max(p.writes.growth(), p.writesOver.Load())
+	if res.Limits == nil {
+		res.Limits = map[string]float64{}
+	}
+	res.Limits["write_growth_bytes"] = float64(wrote)
+	return wrote
+}
+
+func writeDenial(budget int64, what string) Denial {
+	return Denial{Kind: "write", Target: profile.Size(budget).String(), Reason: "write budget " + what}
+}
+
 // writeAccount is one run's write budget.
 type writeAccount struct {
 	budget int64
