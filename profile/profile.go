@@ -64,11 +64,13 @@ func New(s Spec) (*Profile, error) {
 	if !st.IsDir() {
 		return nil, &FieldError{Field: "workspace", Value: s.Workspace, Fix: "not a directory; point at the project directory"}
 	}
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return nil, &FieldError{Field: "workspace", Value: s.Workspace, Fix: "cannot resolve its symlinks (" + err.Error() + "); point at the project directory itself"}
 	}
-	if ws == "/" {
-		return nil, &FieldError{Field: "workspace", Value: s.Workspace, Fix: "the whole filesystem cannot be the workspace; point at the project directory"}
+	ws = real
+	if err := checkWorkspace(s.Workspace, ws, home, s.ForceWorkspace); err != nil {
+		return nil, err
 	}
 	s.Workspace = ws
 
@@ -180,6 +182,12 @@ func New(s Spec) (*Profile, error) {
 		return nil, &FieldError{Field: "budgets.output", Fix: "use a positive size like 1MiB"}
 	case b.Scratch < 0:
 		return nil, &FieldError{Field: "budgets.scratch", Fix: "use a positive size like 256MiB"}
+	case b.Scratch != 0 && b.Scratch < minScratch:
+		return nil, &FieldError{Field: "budgets.scratch", Value: b.Scratch.String(), Fix: "at least 1MiB; leave it unset for the default"}
+	case b.MaxWrite < 0:
+		return nil, &FieldError{Field: "budgets.max_write", Fix: "use a positive size like 1GiB"}
+	case b.MaxWrite != 0 && b.MaxWrite < minMaxWrite:
+		return nil, &FieldError{Field: "budgets.max_write", Value: b.MaxWrite.String(), Fix: "at least 64KiB; leave it unset for no write budget"}
 	}
 
 	var req Guarantee
@@ -307,6 +315,12 @@ func isAddrEntry(entry string) bool {
 	_, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
 	return err == nil
 }
+
+// The smallest scratch and write budgets: below them no tool runs.
+const (
+	minScratch  = 1 << 20
+	minMaxWrite = 64 << 10
+)
 
 // maxCPU bounds the CPU budget: far above any machine, well below what
 // the kernel's CFS quota can hold.

@@ -63,6 +63,9 @@ func TestNewValidation(t *testing.T) {
 		{"name with mode all", func(s *Spec) { s.Network = NetworkSpec{Mode: "all", Allow: []string{"x.com"}} }, "network.allow", "IP literals"},
 		{"tiny memory", func(s *Spec) { s.Budgets.Memory = 1024 }, "budgets.memory", "4MiB"},
 		{"negative pids", func(s *Spec) { s.Budgets.Pids = -1 }, "budgets.pids", "positive"},
+		{"tiny scratch", func(s *Spec) { s.Budgets.Scratch = 4096 }, "budgets.scratch", "1MiB"},
+		{"negative max_write", func(s *Spec) { s.Budgets.MaxWrite = -1 }, "budgets.max_write", "positive"},
+		{"tiny max_write", func(s *Spec) { s.Budgets.MaxWrite = 100 }, "budgets.max_write", "64KiB"},
 		{"unknown guarantee", func(s *Spec) { s.Require = []string{"magic"} }, "require", "known:"},
 	}
 	for _, tt := range tests {
@@ -113,6 +116,10 @@ func TestFingerprint(t *testing.T) {
 	if c.Fingerprint() == a.Fingerprint() {
 		t.Error("a different budget has the same fingerprint")
 	}
+	s.Budgets.MaxWrite = 1 << 30
+	if d, err := New(s); err != nil || d.Fingerprint() == c.Fingerprint() {
+		t.Errorf("a write budget does not change the fingerprint (err %v)", err)
+	}
 	// The profile is immutable: editing the returned spec changes nothing.
 	got := a.Spec()
 	got.Filesystem.Read[0] = "/"
@@ -129,10 +136,14 @@ deny = ["**/.env"]
 [budgets]
 memory = "256MiB"
 wall_time = "30s"
+max_write = "2GiB"
 `
 	s, err := ParseTOML("p.toml", []byte(good))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.Budgets.MaxWrite != 2<<30 {
+		t.Errorf("max_write = %v; want 2GiB from the file", s.Budgets.MaxWrite)
 	}
 	if s.Budgets.Memory != 256<<20 || s.Budgets.Pids != 128 {
 		t.Errorf("budgets = %+v; want memory from the file, pids from the strict preset", s.Budgets)

@@ -15,6 +15,12 @@ type Spec struct {
 	Preset string `toml:"preset" json:"preset,omitempty"`
 	// Workspace is the absolute path of the project the command works on.
 	Workspace string `toml:"workspace" json:"workspace"`
+	// ForceWorkspace accepts a workspace New would refuse as too broad:
+	// the caller's home or one of its ancestors, a system directory
+	// (/etc, /usr, /var, ...) or a shared root (/home, /tmp, ...). The
+	// host's /proc, /sys and /dev, and "/", are refused even so. A file
+	// cannot set it: forcing is the caller's decision for one invocation.
+	ForceWorkspace bool `toml:"-" json:"force_workspace,omitempty"`
 	// ReadOnlyWorkspace makes the workspace readable but not writable.
 	ReadOnlyWorkspace bool `toml:"read_only_workspace" json:"read_only_workspace,omitempty"`
 	// AutoAllowInSandbox makes the gate allow commands that will run inside
@@ -119,7 +125,15 @@ type Budgets struct {
 	CPU      float64  `toml:"cpu" json:"cpu,omitempty"`             // cores (1.5 = one and a half)
 	WallTime Duration `toml:"wall_time" json:"wall_time,omitempty"` // whole run
 	Output   Size     `toml:"output" json:"output,omitempty"`       // stdout+stderr bytes kept
-	Scratch  Size     `toml:"scratch" json:"scratch,omitempty"`     // private /tmp and HOME
+	// Scratch bounds the private HOME, /tmp and /dev/shm together: one
+	// tmpfs holds all three. Without a cgroup it is also held to the
+	// memory budget, which cannot see it otherwise.
+	Scratch Size `toml:"scratch" json:"scratch,omitempty"`
+	// MaxWrite bounds the bytes the command may add to the workspace and
+	// the write paths (their growth in allocated blocks); the run ends
+	// with status limit_exceeded past it, and no single file may grow
+	// past it.
+	MaxWrite Size `toml:"max_write" json:"max_write,omitempty"`
 }
 
 // Duration is a time.Duration written as "30s", "5m" in TOML.
@@ -150,6 +164,7 @@ func Merge(base, o Spec) Spec {
 		out.Workspace = o.Workspace
 	}
 	out.ReadOnlyWorkspace = out.ReadOnlyWorkspace || o.ReadOnlyWorkspace
+	out.ForceWorkspace = out.ForceWorkspace || o.ForceWorkspace
 	out.AutoAllowInSandbox = out.AutoAllowInSandbox || o.AutoAllowInSandbox
 	out.Filesystem.Read = append(out.Filesystem.Read, o.Filesystem.Read...)
 	out.Filesystem.Write = append(out.Filesystem.Write, o.Filesystem.Write...)
@@ -187,6 +202,9 @@ func Merge(base, o Spec) Spec {
 	}
 	if o.Budgets.Scratch != 0 {
 		b.Scratch = o.Budgets.Scratch
+	}
+	if o.Budgets.MaxWrite != 0 {
+		b.MaxWrite = o.Budgets.MaxWrite
 	}
 	out.Require = append(out.Require, o.Require...)
 	return out

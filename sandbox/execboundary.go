@@ -34,7 +34,7 @@ func markNoExec(mounts []linux.Mount, exec []string) (extra []linux.Mount) {
 	}
 	for i := range mounts {
 		m := &mounts[i]
-		if (m.Kind != linux.MountBind && m.Kind != linux.MountTmpfs) || withinAny(exec, m.Target) {
+		if (m.Kind != linux.MountBind && m.Kind != linux.MountTmpfs && m.Kind != linux.MountScratch) || withinAny(exec, m.Target) {
 			continue
 		}
 		m.NoExec = true

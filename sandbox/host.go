@@ -229,15 +229,8 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	}
 	add(profile.NoNewPrivs, Enforced, "no_new_privs + empty capability sets + nosuid mounts", "")
 
-	b := s.Budgets
-	switch {
-	case b.Memory == 0 && b.Pids == 0 && b.CPU == 0:
-		add(profile.ResourceLimits, NotApplied, "", "the profile sets no memory, pids or cpu budget")
-	case h.CgroupWritable:
-		add(profile.ResourceLimits, Enforced, "cgroup "+h.CgroupMode+" memory,pids,cpu + rlimits", "")
-	default:
-		add(profile.ResourceLimits, Degraded, "rlimits (RLIMIT_AS, RLIMIT_NPROC); no cpu limit", h.CgroupReason)
-	}
+	budgets := budgetStatuses(s, h)
+	gs = append(gs, resourceLimitsStatus(s, budgets, h))
 	switch {
 	case !ns:
 		add(profile.LifetimeContainment, Unavailable, "", nsWhy)
@@ -248,7 +241,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	}
 	add(profile.EnvScrub, Enforced, "environment built from the allowlist", "")
 	gs = append(gs, execBoundaryStatus(s, h))
-	return Report{Level: levelOf(gs), Guarantees: gs, Host: h}
+	return Report{Level: levelOf(gs), Guarantees: gs, Budgets: budgets, Host: h}
 }
 
 // egressMechanism is how network filtering works for every program, proxy

@@ -62,9 +62,10 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 	for _, w := range s.Filesystem.Write {
 		binds = append(binds, pathMount(w, false))
 	}
+	scratch := scratchFor(s.Budgets)
 	binds = append(binds,
-		linux.Mount{Kind: linux.MountTmpfs, Target: home, Size: int64(s.Budgets.Scratch), Mode: 0o700},
-		linux.Mount{Kind: linux.MountTmpfs, Target: sandboxTmp, Size: int64(s.Budgets.Scratch), Mode: 0o1777},
+		scratch.mount("home", home, 0o700),
+		scratch.mount("tmp", sandboxTmp, 0o1777),
 		linux.Mount{Kind: linux.MountBind, Source: ws, Target: ws, ReadOnly: s.ReadOnlyWorkspace},
 	)
 	binds = append(binds, socketMounts(s.Filesystem.Sockets)...)
@@ -87,7 +88,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 	for _, m := range masks {
 		mounts = append(mounts, linux.Mount{Kind: linux.MountMask, Target: m})
 	}
-	dev := devMounts(s.Budgets.Scratch)
+	dev := devMounts(scratch)
 	if strictExec {
 		markNoExec(dev, s.Filesystem.Exec)
 	}
@@ -116,8 +117,8 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		{Resource: unix.RLIMIT_CORE, Value: 0},
 		{Resource: unix.RLIMIT_NOFILE, Value: nofileLimit()},
 		// A runaway writer stops at 16GiB per file (SIGXFSZ), well past
-		// any source tree or build artefact.
-		{Resource: unix.RLIMIT_FSIZE, Value: 16 << 30},
+		// any source tree or build artefact, or at the write budget.
+		{Resource: unix.RLIMIT_FSIZE, Value: fileSizeLimit(s.Budgets.MaxWrite)},
 	}
 	return &plan{home: home, protect: prot, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
 		Argv:     append([]string(nil), cmd.Args...),
@@ -152,15 +153,18 @@ func pathMount(path string, ro bool) linux.Mount {
 	return linux.Mount{Kind: linux.MountBind, Source: path, Target: path, ReadOnly: ro, Optional: true}
 }
 
-func devMounts(scratch profile.Size) []linux.Mount {
-	m := []linux.Mount{{Kind: linux.MountTmpfs, Target: "/dev", Mode: 0o755, Size: 1 << 20}}
+func devMounts(scratch scratchBound) []linux.Mount {
+	// /dev holds only mount points and symlinks; Landlock keeps the
+	// command from writing it, and without Landlock it is 1 MiB and 1024
+	// inodes.
+	m := []linux.Mount{{Kind: linux.MountTmpfs, Target: "/dev", Mode: 0o755, Size: 1 << 20, Inodes: 1024}}
 	for _, d := range devices {
 		m = append(m, linux.Mount{Kind: linux.MountBind, Source: "/dev/" + d, Target: "/dev/" + d, Optional: true})
 	}
 	m = append(m,
 		linux.Mount{Kind: linux.MountDevpts, Target: "/dev/pts"},
 		linux.Mount{Kind: linux.MountSymlink, Source: "pts/ptmx", Target: "/dev/ptmx"},
-		linux.Mount{Kind: linux.MountTmpfs, Target: "/dev/shm", Mode: 0o1777, Size: int64(scratch)},
+		scratch.mount("shm", "/dev/shm", 0o1777),
 		linux.Mount{Kind: linux.MountSymlink, Source: "/proc/self/fd", Target: "/dev/fd"},
 		linux.Mount{Kind: linux.MountSymlink, Source: "/proc/self/fd/0", Target: "/dev/stdin"},
 		linux.Mount{Kind: linux.MountSymlink, Source: "/proc/self/fd/1", Target: "/dev/stdout"},
@@ -278,6 +282,13 @@ func nofileLimit() uint64 {
 		return r.Max
 	}
 	return 65536
+}
+
+func fileSizeLimit(maxWrite profile.Size) uint64 {
+	if maxWrite > 0 && maxWrite < 16<<30 {
+		return uint64(maxWrite)
+	}
+	return 16 << 30
 }
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }

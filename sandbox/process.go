@@ -72,6 +72,11 @@ type Process struct {
 	// The deny watch of a run whose deny entries can match inside its
 	// mounts (see denywatch.go).
 	deny atomic.Pointer[denyWatch]
+
+	// writes is the write budget's account (writebudget.go); nil
+	// without one.
+	writes     *writeAccount
+	writesOver atomic.Int64 // the growth that ended the run
 }
 
 func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
@@ -200,6 +205,12 @@ func (p *Process) spawn() error {
 	}
 	defer errR.Close()
 	p.pipes = append(p.pipes, cfgR, cfgW, errW)
+
+	// The write budget's starting point, before anything of the run can
+	// write.
+	if p.writes, err = newWriteAccount(s); err != nil {
+		return &SetupError{Step: "write budget", Err: err}
+	}
 
 	uid, gid := os.Getuid(), os.Getgid()
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
@@ -357,6 +368,7 @@ func (p *Process) spawn() error {
 	}
 	p.execd = time.Now()
 	go p.watch()
+	p.watchWrites()
 	return nil
 }
 
@@ -510,7 +522,7 @@ func (p *Process) Wait() (*Result, error) {
 	close(p.done)
 	end := time.Now()
 
-	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Level: p.e.report.Level, Guarantees: p.e.report.Guarantees}
+	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Level: p.e.report.Level, Guarantees: p.e.report.Guarantees, Budgets: p.e.report.Budgets}
 	var ee *exec.ExitError
 	switch {
 	case werr == nil:
@@ -540,6 +552,8 @@ func (p *Process) Wait() (*Result, error) {
 	}
 	cleanupErr := p.cleanupLocked()
 	p.mu.Unlock()
+	writeBudget := int64(p.e.profile.Spec().Budgets.MaxWrite)
+	wrote := p.finishWrites(res)
 	// Every process of the run is gone: nothing can race the check.
 	protDenials, protErr := p.finishProtection()
 	res.Denials = append(res.Denials, protDenials...)
@@ -561,6 +575,12 @@ func (p *Process) Wait() (*Result, error) {
 		res.Denials = append(res.Denials, Denial{Kind: "output", Target: profile.Size(p.maxOut).String(), Reason: "output budget exceeded"})
 	case killedBy == StatusCancelled:
 		res.Status = StatusCancelled
+	case writeBudget > 0 && (killedBy == StatusLimitExceeded || wrote > writeBudget):
+		res.Status = StatusLimitExceeded
+		res.Denials = append(res.Denials, writeDenial(writeBudget, "exceeded: the workspace and write paths grew by "+profile.Size(wrote).String()))
+	case writeBudget > 0 && res.Signal == syscall.SIGXFSZ.String():
+		res.Status = StatusLimitExceeded
+		res.Denials = append(res.Denials, writeDenial(writeBudget, "reached by one file (RLIMIT_FSIZE, SIGXFSZ)"))
 	case oom > 0 && res.ExitCode != 0:
 		res.Status = StatusKilledOOM
 		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: "memory budget exceeded; the OOM killer ended a process"})
@@ -576,6 +596,9 @@ func (p *Process) Wait() (*Result, error) {
 	// coped with it (a refused fork it retried, an OOM-killed child).
 	if res.Status != StatusLimitExceeded && pidsHit > 0 {
 		res.Denials = append(res.Denials, Denial{Kind: "pids", Target: fmt.Sprint(p.e.profile.Spec().Budgets.Pids), Reason: fmt.Sprintf("process budget reached; %d forks refused", pidsHit)})
+	}
+	if res.Status != StatusLimitExceeded && writeBudget > 0 && wrote >= writeBudget {
+		res.Denials = append(res.Denials, writeDenial(writeBudget, "reached: the workspace and write paths grew by "+profile.Size(wrote).String()))
 	}
 	if res.Status != StatusKilledOOM && oom > 0 {
 		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: fmt.Sprintf("memory budget reached; the OOM killer ended %d process(es)", oom)})

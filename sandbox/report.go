@@ -40,7 +40,10 @@ type GuaranteeStatus struct {
 type Report struct {
 	Level      Level             `json:"level"`
 	Guarantees []GuaranteeStatus `json:"guarantees"`
-	Host       HostInfo          `json:"host"`
+	// Budgets says what bounds each budget of the profile; the
+	// resource-limits guarantee sums them up.
+	Budgets []BudgetStatus `json:"budgets"`
+	Host    HostInfo       `json:"host"`
 }
 
 // Status returns the line for g.
@@ -72,6 +75,20 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, "  %-21s %-12s %s", s.Guarantee, s.Status, visible.Text(s.Mechanism))
 		if s.Reason != "" {
 			fmt.Fprintf(&b, " (%s)", visible.Text(s.Reason))
+		}
+		b.WriteByte('\n')
+	}
+	if len(r.Budgets) > 0 {
+		b.WriteString("budgets:\n")
+	}
+	for _, s := range r.Budgets {
+		limit := s.Limit
+		if limit == "" {
+			limit = "-"
+		}
+		fmt.Fprintf(&b, "  %-21s %-12s %-8s %s", s.Budget, s.Status, limit, s.Mechanism)
+		if s.Reason != "" {
+			fmt.Fprintf(&b, " (%s)", s.Reason)
 		}
 		b.WriteByte('\n')
 	}

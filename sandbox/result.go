@@ -14,7 +14,7 @@ const (
 	StatusOutputLimitExceeded Status = "output_limit_exceeded" // stdout+stderr over the cap
 	StatusCancelled           Status = "cancelled"             // context cancelled or Kill called
 	StatusKilledOOM           Status = "killed_oom"            // the memory limit's OOM killer fired
-	StatusLimitExceeded       Status = "limit_exceeded"        // another budget (pids) was hit and the run failed
+	StatusLimitExceeded       Status = "limit_exceeded"        // another budget was hit: pids (and the run failed), or the write budget
 )
 
 // Result is what Wait returns.
@@ -33,6 +33,7 @@ type Result struct {
 
 	Level       Level              `json:"level"`
 	Guarantees  []GuaranteeStatus  `json:"guarantees"`
+	Budgets     []BudgetStatus     `json:"budgets"`
 	Fingerprint string             `json:"profile_fingerprint"`
 	Limits      map[string]float64 `json:"limits,omitempty"`
 }

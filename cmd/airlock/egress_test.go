@@ -134,7 +134,8 @@ try:
 except OSError as e:
     print("port 81:", errno.errorcode.get(e.errno))
 `
-	asNobody := []string{"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "env", "HOME=" + ws}
+	// HOME is the workspace's parent: a workspace that is HOME itself is refused.
+	asNobody := []string{"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "env", "HOME=" + root}
 	runArgs := []string{bin, "run", "--workspace", ws, "--net", host + ":80", "--", "python3", "-c", script, host}
 	run := func(args ...string) (int, string, string) {
 		cmd := exec.Command(args[0], args[1:]...)

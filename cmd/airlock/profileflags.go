@@ -33,7 +33,9 @@ type profileFlags struct {
 	cpu        float64
 	timeout    time.Duration
 	maxOutput  string
+	maxWrite   string
 	readOnlyWS bool
+	forceWS    bool
 }
 
 func (f *profileFlags) register(fs *flag.FlagSet) {
@@ -52,7 +54,9 @@ func (f *profileFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.cpu, "cpu", 0, "CPU budget in cores, e.g. 1.5")
 	fs.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit, e.g. 30s (exit status 124 when reached)")
 	fs.StringVar(&f.maxOutput, "max-output", "", "cap on stdout+stderr bytes, e.g. 1MiB")
+	fs.StringVar(&f.maxWrite, "max-write", "", "cap on the bytes the command may add to the workspace and --allow-write paths, e.g. 1GiB (the run ends with status limit_exceeded past it)")
 	fs.BoolVar(&f.readOnlyWS, "read-only", false, "make the workspace read-only")
+	fs.BoolVar(&f.forceWS, "force-workspace", false, "accept a workspace that is your home directory or an ancestor of it, a system directory (/etc, /usr, /var, ...) or a shared root (/home, /tmp, ...); the host's /proc, /sys and /dev are refused even so")
 }
 
 // build assembles the profile: preset, then the workspace's
@@ -109,6 +113,7 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 	over.Filesystem.Deny = f.deny
 	over.Filesystem.Sockets = f.sockets
 	over.ReadOnlyWorkspace = f.readOnlyWS
+	over.ForceWorkspace = f.forceWS
 	for _, e := range f.env {
 		if k, v, ok := strings.Cut(e, "="); ok {
 			if over.Env.Set == nil {
@@ -137,6 +142,9 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 		return nil, err
 	}
 	if over.Budgets.Output, err = sizeFlag("--max-output", f.maxOutput); err != nil {
+		return nil, err
+	}
+	if over.Budgets.MaxWrite, err = sizeFlag("--max-write", f.maxWrite); err != nil {
 		return nil, err
 	}
 	if f.pids < 0 {

@@ -47,8 +47,8 @@ network, a scrubbed environment, seccomp, Landlock and cgroup budgets.
 
 Exit status: CMD's own; 124 when --timeout ends it; 125 when the sandbox
 could not be set up (one line on stderr says why); 126 when CMD is not
-executable and 127 when it is not found in the sandbox; 137 when a memory
-or output budget or a second signal ended it; 128+N when CMD died of
+executable and 127 when it is not found in the sandbox; 137 when a memory,
+output or write budget or a second signal ended it; 128+N when CMD died of
 signal N. The first SIGINT, SIGTERM or SIGHUP goes to CMD, with the
 effect it has outside a sandbox.
 

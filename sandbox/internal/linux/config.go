@@ -51,6 +51,11 @@ const (
 	// MountFile binds a read-only file holding Content at Target. The
 	// helper writes it on the view's own tmpfs, never on the host.
 	MountFile = "file"
+	// MountScratch binds the directory Source of the run's one scratch
+	// tmpfs at Target (mode Mode). The first such mount creates that
+	// tmpfs, of Size bytes and Inodes inodes, so every scratch path
+	// shares one bound (see scratch.go).
+	MountScratch = "scratch"
 	// MountReadOnly makes a path already in the view read-only, by
 	// cloning the view's own mount there (never a host path, so a
 	// symlink in the workspace cannot swap in another file).
@@ -73,6 +78,7 @@ type Mount struct {
 	// differ between distributions).
 	Optional bool   `json:"optional,omitempty"`
 	Size     int64  `json:"size,omitempty"`
+	Inodes   int64  `json:"inodes,omitempty"` // nr_inodes of a tmpfs (0: the kernel's default)
 	Mode     uint32 `json:"mode,omitempty"`
 	// Content of a MountFile.
 	Content string `json:"content,omitempty"`

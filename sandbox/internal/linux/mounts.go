@@ -67,16 +67,26 @@ func buildMountView(mounts []Mount) error {
 		return fmt.Errorf("mask dir: %w", err)
 	}
 
+	var scratch scratchTmpfs
 	for i, m := range mounts {
 		if m.Kind == MountBind && trees[i] < 0 {
 			continue // optional source missing
 		}
-		if err := applyMount(root, m, trees[i], maskFile, maskDir); err != nil {
+		var err error
+		if m.Kind == MountScratch {
+			err = scratch.bind(root, m)
+		} else {
+			err = applyMount(root, m, trees[i], maskFile, maskDir)
+		}
+		if err != nil {
 			return fmt.Errorf("%s %s: %w", m.Kind, m.Target, err)
 		}
 		if trees[i] >= 0 {
 			unix.Close(trees[i])
 		}
+	}
+	if err := scratch.detach(); err != nil {
+		return fmt.Errorf("scratch tmpfs: %w", err)
 	}
 	if err := os.Remove(maskFile); err != nil {
 		return fmt.Errorf("remove mask source: %w", err)
@@ -185,6 +195,9 @@ func applyMount(root int, m Mount, tree int, maskFile, maskDir string) error {
 		opts := fmt.Sprintf("mode=%o", mode)
 		if m.Size > 0 {
 			opts += fmt.Sprintf(",size=%d", m.Size)
+		}
+		if m.Inodes > 0 {
+			opts += fmt.Sprintf(",nr_inodes=%d", m.Inodes)
 		}
 		flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
 		if m.NoExec {

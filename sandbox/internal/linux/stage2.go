@@ -60,6 +60,10 @@ func Stage2() {
 	// from it, so the Landlock domain and dropped capabilities are the
 	// ones the command inherits.
 	runtime.LockOSThread()
+	// No heap profiling: its sampled allocations map fresh memory, and
+	// the runtime's other threads can allocate after the rlimits below
+	// (a run under RLIMIT_AS died of "cannot allocate memory" there).
+	runtime.MemProfileRate = 0
 	unix.CloseOnExec(errorFD)
 	// Before anything else, so no later step can forget one: descriptors
 	// the supervisor inherited from its own caller reach only this
