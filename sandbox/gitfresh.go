@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/profile"
 )
 
 // What the end-of-run check accepts as git's own making in a protected
@@ -254,40 +255,6 @@ func gitConfigInert(data []byte) bool {
 	return ok && inert
 }
 
-// eachGitConfigEntry calls f with the section (without its subsection),
-// the key, both lower-cased, and the value (unquoted, trimmed) of every
-// entry of a git config file; false if the file is not one it can read.
-func eachGitConfigEntry(data []byte, f func(section, key, value string)) bool {
-	section := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				return false
-			}
-			// [remote "origin"] → remote; the subsection name is irrelevant.
-			name := strings.Fields(line[1:end])
-			if len(name) == 0 {
-				return false
-			}
-			section = strings.ToLower(name[0])
-			if rest := strings.TrimSpace(line[end+1:]); rest != "" {
-				line = rest
-			} else {
-				continue
-			}
-		}
-		key, value, _ := strings.Cut(line, "=")
-		value = strings.TrimSpace(value)
-		if i := strings.IndexAny(value, "#;"); i >= 0 && !strings.HasPrefix(value, `"`) {
-			value = strings.TrimSpace(value[:i])
-		}
-		f(section, strings.ToLower(strings.TrimSpace(key)), strings.Trim(value, `"`))
-	}
-	return sc.Err() == nil
-}
+// eachGitConfigEntry is the one git config reader the gate and the
+// sandbox share.
+var eachGitConfigEntry = profile.EachGitConfigEntry
