@@ -25,6 +25,7 @@ func subcommands() map[string]subcommand {
 		"audit":  {"print or follow the audit log", runAudit},
 		"hook":   {"answer an agent's tool-call hook (claude-code)", runHook},
 		"init":   {"register the hook with an agent (claude-code)", runInit},
+		"exec":   {"run code in a named sandbox and print its Result as JSON", runExec},
 	}
 }
 
@@ -63,7 +64,7 @@ Usage: airlock COMMAND [FLAGS] [ARGS]
 
 Commands:
 `)
-	for _, name := range []string{"run", "doctor", "policy", "audit", "hook", "init"} {
+	for _, name := range []string{"run", "doctor", "policy", "audit", "hook", "init", "exec"} {
 		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
 	}
 	fmt.Fprint(w, `
