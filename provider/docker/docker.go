@@ -75,7 +75,10 @@ type Provider struct {
 	cli    *client.Client
 	owner  string
 	scopes *provider.Scopes[*ctr]
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // background creates and removals
+
+	mu      sync.Mutex
+	pending map[string]chan struct{} // scope → closed when an abandoned create settled
 }
 
 // ctr is one container of ours.
@@ -115,7 +118,7 @@ func Open(ctx context.Context, cfg provider.Config) (*Provider, error) {
 		return nil, &provider.Error{Class: provider.ErrConfig, Sandbox: cfg.Name, Op: "image",
 			Msg: "image " + cfg.Image + " declares volumes, which would persist outside the container; use an image without VOLUME"}
 	}
-	p := &Provider{cfg: cfg, cli: cli, owner: ownerLabel(os.Getpid())}
+	p := &Provider{cfg: cfg, cli: cli, owner: ownerLabel(os.Getpid()), pending: map[string]chan struct{}{}}
 	p.scopes = &provider.Scopes[*ctr]{Max: cfg.MaxScopes, Create: p.createScope, Destroy: p.remove}
 	if err := p.Reconcile(ctx); err != nil {
 		cli.Close()
@@ -191,11 +194,51 @@ func (p *Provider) Reconcile(ctx context.Context) error {
 	return nil
 }
 
-// create makes and starts a container. When the Engine's answer is lost
-// (deadline, broken connection), the container may exist anyway: it is
-// looked up by its nonce and removed before the error returns, so an
-// unknown outcome blocks the caller until it is known.
+// create makes and starts a container. The Engine's calls run detached
+// from ctx so that their outcome is always learnt: when ctx ends first,
+// create returns at once and the container, once the Engine made it, is
+// removed in the background (Close waits for that). Until then the
+// scope, if any, stays blocked (see createScope).
 func (p *Provider) create(ctx context.Context, scope, execID string, netNone bool) (*ctr, error) {
+	type made struct {
+		c   *ctr
+		err error
+	}
+	done := make(chan made, 1)
+	settled := make(chan struct{})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		c, err := p.createNow(scope, execID, netNone)
+		done <- made{c, err}
+		close(settled)
+	}()
+	select {
+	case m := <-done:
+		return m.c, m.err
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	p.pending[scope] = settled
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		if m := <-done; m.err == nil {
+			_ = p.remove(m.c)
+		}
+		p.mu.Lock()
+		if p.pending[scope] == settled {
+			delete(p.pending, scope)
+		}
+		p.mu.Unlock()
+	}()
+	return nil, ctx.Err()
+}
+
+func (p *Provider) createNow(scope, execID string, netNone bool) (*ctr, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
+	defer cancel()
 	c := &ctr{nonce: provider.NewID()}
 	cfg := p.cfg
 	netMode := container.NetworkMode("none")
@@ -226,7 +269,9 @@ func (p *Provider) create(ctx context.Context, scope, execID string, netNone boo
 		},
 	})
 	if err != nil {
-		if ctx.Err() != nil || !cerrdefs.IsInvalidArgument(err) && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+		// The answer may be lost while the container exists: look for
+		// it by its nonce before saying it does not.
+		if !cerrdefs.IsInvalidArgument(err) && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
 			if rerr := p.removeByNonce(c.nonce); rerr != nil {
 				return nil, &provider.Error{Class: provider.ErrUnavailable, Sandbox: cfg.Name, Op: "create container",
 					Msg: "the Engine's answer was lost and the container could not be found to remove; retry when the Engine answers"}
@@ -245,6 +290,18 @@ func (p *Provider) create(ctx context.Context, scope, execID string, netNone boo
 
 func (p *Provider) createScope(ctx context.Context, key string) (*ctr, error) {
 	scope := scopeHash(key)
+	// A create of this scope whose outcome was not yet known when its
+	// caller gave up blocks the scope until it is.
+	p.mu.Lock()
+	settled := p.pending[scope]
+	p.mu.Unlock()
+	if settled != nil {
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	// A container of this scope that a failed removal left is removed
 	// first: a replacement never runs beside what it replaces.
 	if err := p.removeWhere(LabelScope + "=" + scope); err != nil {

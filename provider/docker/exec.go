@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -108,7 +107,7 @@ func (p *Provider) run(ctx context.Context, c *ctr, req provider.Request, meta m
 		argv = []string{"python3", "-c", req.Code}
 	}
 	res.Timings.Start = time.Since(began)
-	oomBefore := oomKills(c.id)
+	oomBefore, pidsBefore := oomKills(c.id), pidsRefused(c.id)
 	ran := time.Now()
 	x, err := p.exec(ctx, c, argv, req.Stdin, p.cfg.MaxOutput)
 	res.Timings.Run = time.Since(ran)
@@ -131,6 +130,8 @@ func (p *Provider) run(ctx context.Context, c *ctr, req provider.Request, meta m
 	}
 	if after := oomKills(c.id); after > oomBefore && oomBefore >= 0 {
 		res.Limit = provider.BudgetMemory
+	} else if after := pidsRefused(c.id); x.exit != 0 && after > pidsBefore && pidsBefore >= 0 {
+		res.Limit = provider.BudgetPids
 	} else if oomBefore < 0 && x.exit == 137 {
 		// Without the cgroup's counters, SIGKILL from inside a container
 		// with nothing else to send it is the memory limit.
@@ -286,17 +287,29 @@ echo dirty`}, nil, 4096)
 // oomKills is the oom_kill count of c's cgroup, -1 when this host does
 // not show it (a remote Engine, another cgroup layout).
 func oomKills(id string) int {
-	for _, dir := range []string{
-		"/sys/fs/cgroup/system.slice/docker-" + id + ".scope",
-		"/sys/fs/cgroup/docker/" + id,
+	return cgroupCounter(id, "oom_kill ", "memory.events", "memory/docker/"+id+"/memory.oom_control")
+}
+
+// pidsRefused counts the forks c's pids limit refused, -1 when unknown.
+func pidsRefused(id string) int {
+	return cgroupCounter(id, "max ", "pids.events", "pids/docker/"+id+"/pids.events")
+}
+
+// cgroupCounter reads "key N" from the container's cgroup v2 file v2
+// (under the systemd or cgroupfs layout) or its cgroup v1 file v1.
+func cgroupCounter(id, key, v2, v1 string) int {
+	for _, path := range []string{
+		"/sys/fs/cgroup/system.slice/docker-" + id + ".scope/" + v2,
+		"/sys/fs/cgroup/docker/" + id + "/" + v2,
+		"/sys/fs/cgroup/" + v1,
 	} {
-		b, err := os.ReadFile(filepath.Join(dir, "memory.events"))
+		b, err := os.ReadFile(path)
 		if err != nil {
 			continue
 		}
 		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "oom_kill "); ok {
-				n, _ := strconv.Atoi(v)
+			if v, ok := strings.CutPrefix(l, key); ok {
+				n, _ := strconv.Atoi(strings.TrimSpace(v))
 				return n
 			}
 		}

@@ -21,6 +21,8 @@ trap 'rm -rf "$work"' EXIT
 busybox_root() {
   local d=$1
   mkdir -p "$d/bin" "$d/tmp" "$d/etc" "$d/proc" "$d/dev" "$d/sys"
+  # The Engine copies the image's /tmp onto the tmpfs, mode included.
+  chmod 1777 "$d/tmp"
   cp "$BUSYBOX" "$d/bin/busybox"
   for a in $("$BUSYBOX" --list); do
     [ -e "$d/bin/$a" ] || ln -s busybox "$d/bin/$a"
@@ -47,22 +49,29 @@ python_root() {
     done
 }
 
+# inputs is a cheap fingerprint of what goes into the images: this
+# script, busybox, and the python files by name, size and time.
+inputs=$( {
+  sha256sum "$0" "$BUSYBOX"
+  py=$(readlink -f /usr/bin/python3 2>/dev/null || true)
+  [ -n "$py" ] && find "$py" "/usr/lib/$(basename "$py")" -printf '%P %s %T@\n' 2>/dev/null
+} | sha256sum | cut -c1-12)
+
+# build NAME ROOTFS-FUNCTION IMPORT-FLAGS...: reuse the image tagged with
+# the inputs' fingerprint, else make the root filesystem and import it.
 build() {
-  local name=$1 root=$2
+  local name=$1 make=$2 tag id
   shift 2
-  local hash tag id
-  hash=$(cd "$root" && find . -type f -o -type l | LC_ALL=C sort | { xargs -d "\n" sha256sum 2>/dev/null || true; } | sha256sum | cut -c1-12)
-  hash=$(printf '%s %s' "$hash" "$*" | sha256sum | cut -c1-12)
-  tag=airlock-test/$name:$hash
+  tag=airlock-test/$name:$(printf '%s %s' "$inputs" "$*" | sha256sum | cut -c1-12)
   if ! id=$(docker image inspect -f '{{.Id}}' "$tag" 2>/dev/null); then
-    tar -C "$root" -cf - . | docker import "$@" - "$tag" >/dev/null
+    rm -rf "${work:?}/root"
+    "$make" "$work/root"
+    tar -C "$work/root" -cf - . | docker import "$@" - "$tag" >/dev/null
     id=$(docker image inspect -f '{{.Id}}' "$tag")
   fi
   echo "$name $id"
 }
 
-busybox_root "$work/busybox"
-build busybox "$work/busybox" --change 'ENV PATH=/bin' --change 'CMD ["sh"]'
-build volume "$work/busybox" --change 'ENV PATH=/bin' --change 'VOLUME /data'
-python_root "$work/python"
-build python "$work/python" --change 'ENV PATH=/usr/bin:/bin' --change 'CMD ["python3"]'
+build busybox busybox_root --change 'ENV PATH=/bin' --change 'CMD ["sh"]'
+build volume busybox_root --change 'ENV PATH=/bin' --change 'VOLUME /data'
+build python python_root --change 'ENV PATH=/usr/bin:/bin' --change 'CMD ["python3"]'
