@@ -11,7 +11,7 @@
 set -euo pipefail
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 [ -x "$BUSYBOX" ] || BUSYBOX=/usr/bin/busybox
-if ! "$BUSYBOX" --list >/dev/null 2>&1 || ! file -L "$BUSYBOX" 2>/dev/null | grep -q static; then
+if ! "$BUSYBOX" --list >/dev/null 2>&1 || ldd "$BUSYBOX" >/dev/null 2>&1; then
   echo "build-images: need Debian's static busybox; apt-get install busybox-static" >&2
   exit 1
 fi
