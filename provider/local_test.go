@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -25,4 +26,25 @@ func TestLocalConformance(t *testing.T) {
 			return left
 		},
 	})
+}
+
+// BenchmarkLocalExecution is one `echo 1` through the local provider in
+// a fresh scratch workspace, in-process; bench/providers.sh sets it
+// beside the docker provider's.
+func BenchmarkLocalExecution(b *testing.B) {
+	c, err := provider.ParseCatalog("b.toml", []byte("[sandbox.box]\nprovider = \"local\"\n"), provider.LocalDriver())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	h, err := c.Operator(provider.Identity{}).Sandbox("box")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := provider.Request{Argv: []string{"echo", "1"}}
+	for b.Loop() {
+		if res, err := h.Execute(context.Background(), req); err != nil || res.Stdout != "1\n" {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
 }

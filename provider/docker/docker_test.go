@@ -28,7 +28,7 @@ var (
 // testdata/build-images.sh: no registry is ever used. Without a Docker
 // Engine the test is skipped, unless AIRLOCK_REQUIRE_DOCKER=1 (CI) makes
 // it fail.
-func testImages(t *testing.T) map[string]string {
+func testImages(t testing.TB) map[string]string {
 	t.Helper()
 	if out, err := exec.Command("docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
 		msg := "no Docker Engine answers: " + strings.TrimSpace(string(out))
@@ -68,6 +68,10 @@ func ours(t *testing.T) []string {
 	}
 	return strings.Fields(string(out))
 }
+
+func benchImage(b *testing.B) string { return testImages(b)["busybox"] }
+
+func dockerDriver() provider.Driver { return docker.Driver() }
 
 func TestDockerConformance(t *testing.T) {
 	img := testImages(t)["python"]
