@@ -159,9 +159,9 @@ func (l *local) run(ctx context.Context, req Request, dir string, meta map[strin
 	ex, err := sandbox.New(p)
 	if err != nil {
 		if errors.Is(err, sandbox.ErrUnavailable) {
-			return fail(ErrUnavailable, "sandbox", err)
+			return fail(ErrUnavailable, "start", err)
 		}
-		return fail(ErrProvider, "sandbox", err)
+		return fail(ErrProvider, "start", err)
 	}
 	prep := time.Since(began)
 	sres, err := ex.Run(ctx, sandbox.Cmd{
@@ -173,9 +173,9 @@ func (l *local) run(ctx context.Context, req Request, dir string, meta map[strin
 			return Result{Status: Ended(ctx), ExitCode: -1, Metadata: meta, Timings: Timings{Start: time.Since(began)}}, true, nil
 		}
 		if errors.Is(err, sandbox.ErrUnavailable) {
-			return fail(ErrUnavailable, "sandbox", err)
+			return fail(ErrUnavailable, "start", err)
 		}
-		return fail(ErrProvider, "sandbox", err)
+		return fail(ErrProvider, "start", err)
 	}
 	res := Result{ExitCode: sres.ExitCode, Stdout: string(sres.Stdout), Stderr: string(sres.Stderr), Metadata: meta,
 		Timings: Timings{Start: prep + sres.Timings.Setup, Run: sres.Timings.Run}}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,5 +96,49 @@ sandboxes = ["sh"]
 	_, stdout, _ = runCLI(t, bin, "exec", "--config", cat, "--list")
 	if !strings.Contains(stdout, "other") {
 		t.Errorf("--list as the operator: %q", stdout)
+	}
+}
+
+// TestExecUnprivileged runs airlock exec as uid 65534: the local provider
+// either runs with every budget enforced or refuses with one line naming
+// the guarantee the host does not give that user, never runs with a
+// budget silently dropped.
+func TestExecUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to uid 65534")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("needs setpriv (util-linux)")
+	}
+	bin := buildAirlock(t)
+	dir := t.TempDir()
+	for _, p := range []string{filepath.Dir(dir), dir, filepath.Dir(filepath.Dir(bin)), filepath.Dir(bin)} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat := filepath.Join(dir, "sandboxes.toml")
+	if err := os.WriteFile(cat, []byte("[sandbox.sh]\nprovider = \"local\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+		bin, "exec", "--config", cat, "--sandbox", "sh", "--lang", "sh", "--code", "echo hi")
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	switch {
+	case err == nil:
+		if !strings.Contains(so.String(), `"status":"succeeded"`) {
+			t.Errorf("exit 0 without a succeeded Result: %s", so.String())
+		}
+	case cmd.ProcessState.ExitCode() == 1:
+		if !strings.Contains(se.String(), "sandbox unavailable") || !strings.Contains(se.String(), "resource-limits") || strings.Count(se.String(), "\n") != 1 {
+			t.Errorf("refusal is not one line naming the missing guarantee: %q", se.String())
+		}
+		t.Logf("as uid 65534: %s", se.String())
+	default:
+		t.Errorf("exit %v: %s %s", err, so.String(), se.String())
 	}
 }
