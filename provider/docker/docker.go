@@ -200,6 +200,21 @@ func (p *Provider) Reconcile(ctx context.Context) error {
 // removed in the background (Close waits for that). Until then the
 // scope, if any, stays blocked (see createScope).
 func (p *Provider) create(ctx context.Context, scope, execID string, netNone bool) (*ctr, error) {
+	return p.createWith(ctx, spec{scope: scope, execID: execID, netNone: netNone, cmd: keeper, start: true})
+}
+
+// spec says what createNow makes: the keeper as PID 1, started, or (the
+// direct path) the command itself, created with its stdin open and not
+// yet started so that it can be attached first.
+type spec struct {
+	scope, execID string
+	netNone       bool
+	cmd           []string
+	start         bool
+}
+
+func (p *Provider) createWith(ctx context.Context, sp spec) (*ctr, error) {
+	scope := sp.scope
 	type made struct {
 		c   *ctr
 		err error
@@ -209,7 +224,7 @@ func (p *Provider) create(ctx context.Context, scope, execID string, netNone boo
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		c, err := p.createNow(scope, execID, netNone)
+		c, err := p.createNow(sp)
 		done <- made{c, err}
 		close(settled)
 	}()
@@ -236,24 +251,25 @@ func (p *Provider) create(ctx context.Context, scope, execID string, netNone boo
 	return nil, ctx.Err()
 }
 
-func (p *Provider) createNow(scope, execID string, netNone bool) (*ctr, error) {
+func (p *Provider) createNow(sp spec) (*ctr, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
 	c := &ctr{nonce: provider.NewID()}
 	cfg := p.cfg
 	netMode := container.NetworkMode("none")
-	if cfg.Network.Mode == provider.NetworkAll && !netNone {
+	if cfg.Network.Mode == provider.NetworkAll && !sp.netNone {
 		netMode = "bridge"
 	}
 	pids := int64(cfg.Pids)
 	res, err := p.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name: "airlock-" + cfg.Name + "-" + c.nonce[:12],
 		Config: &container.Config{
-			Image: cfg.Image, Cmd: keeper, User: User, WorkingDir: "/tmp",
+			Image: cfg.Image, Cmd: sp.cmd, User: User, WorkingDir: "/tmp",
+			OpenStdin: !sp.start, StdinOnce: !sp.start, AttachStdin: !sp.start, AttachStdout: !sp.start, AttachStderr: !sp.start,
 			Env:             []string{"HOME=/tmp", "TMPDIR=/tmp"},
 			NetworkDisabled: netMode == "none",
 			Labels: map[string]string{LabelManaged: "1", LabelOwner: p.owner, LabelSandbox: cfg.Name,
-				LabelScope: scope, LabelNonce: c.nonce, LabelExecution: execID},
+				LabelScope: sp.scope, LabelNonce: c.nonce, LabelExecution: sp.execID},
 		},
 		HostConfig: &container.HostConfig{
 			NetworkMode:    netMode,
@@ -280,6 +296,9 @@ func (p *Provider) createNow(scope, execID string, netNone bool) (*ctr, error) {
 		return nil, provider.Sanitize(cfg.Name, "create container", err, "the Engine refused to create the container; see its log")
 	}
 	c.id = res.ID
+	if !sp.start {
+		return c, nil
+	}
 	if _, err := p.cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{}); err != nil {
 		// A failed start poisons the container.
 		rerr := p.remove(c)

@@ -37,6 +37,9 @@ func (p *Provider) Execute(ctx context.Context, req provider.Request) (provider.
 		return provider.Result{}, &provider.Error{Class: provider.ErrInvalidRequest, Sandbox: p.cfg.Name,
 			Msg: "a scoped docker sandbox keeps its container's network; narrow it in the catalog instead"}
 	}
+	if direct(key, req) {
+		return p.runDirect(ctx, req, netNone, meta, began)
+	}
 	var c *ctr
 	var lease *provider.Lease[*ctr]
 	var err error
@@ -99,13 +102,7 @@ func (p *Provider) run(ctx context.Context, c *ctr, req provider.Request, meta m
 				Msg: "writing the input files failed (the image needs tar, and /tmp must hold them: raise scratch)"}
 		}
 	}
-	argv := req.Argv
-	switch {
-	case req.Code != "" && req.Lang == provider.LangSh:
-		argv = []string{"sh", "-c", req.Code}
-	case req.Code != "":
-		argv = []string{"python3", "-c", req.Code}
-	}
+	argv := commandLine(req)
 	res.Timings.Start = time.Since(began)
 	oomBefore, pidsBefore := oomKills(c.id), pidsRefused(c.id)
 	ran := time.Now()
