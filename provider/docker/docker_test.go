@@ -145,10 +145,32 @@ func TestDockerSweepsDetachedProcesses(t *testing.T) {
 	if err != nil || res.Stdout != "started\n" {
 		t.Fatalf("%v %+v", err, res)
 	}
+	if res.Metadata["swept"] != "true" {
+		t.Errorf("the call that detached processes was not swept: %v", res.Metadata)
+	}
 	res, _ = h.Execute(context.Background(), count)
+	if res.Metadata["swept"] != "" && cgroupVisible(res.Metadata["container"]) {
+		t.Errorf("a call that left nothing was swept anyway: %v", res.Metadata)
+	}
 	if strings.TrimSpace(res.Stdout) != base || res.Metadata["scope_reused"] != "true" {
 		t.Errorf("processes before %s, after a call that detached two: %s (reused %q)", base, res.Stdout, res.Metadata["scope_reused"])
 	}
+}
+
+// cgroupVisible reports whether this host shows the container's cgroup,
+// which lets the provider skip the sweep of a call that left nothing.
+func cgroupVisible(short string) bool {
+	out, err := exec.Command("docker", "inspect", "-f", "{{.Id}}", short).Output()
+	if err != nil {
+		return false
+	}
+	id := strings.TrimSpace(string(out))
+	for _, p := range []string{"/sys/fs/cgroup/system.slice/docker-" + id + ".scope", "/sys/fs/cgroup/docker/" + id, "/sys/fs/cgroup/pids/docker/" + id} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func TestDockerRefusesImages(t *testing.T) {

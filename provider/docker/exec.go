@@ -63,11 +63,17 @@ func (p *Provider) Execute(ctx context.Context, req provider.Request) (provider.
 		}
 	}
 	meta["container"] = c.id[:12]
+	var before procSet
+	if lease != nil {
+		before = cgroupProcs(c.id)
+	}
 	res, poison, err := p.run(ctx, c, req, meta, began)
 	if lease != nil {
-		if !poison && err == nil {
-			// Every call in a kept container ends by killing every
-			// process it left, detached ones included.
+		// Every call in a kept container ends by killing every process
+		// it left, detached ones included. When the host's view of the
+		// cgroup shows that none is left, the sweep exec is not needed.
+		if !poison && err == nil && !leftNothing(before, cgroupProcs(c.id)) {
+			meta["swept"] = "true"
 			poison = !p.sweep(c)
 		}
 		if rerr := lease.Release(poison || err != nil); rerr != nil && err == nil {
