@@ -102,7 +102,11 @@ func Open(ctx context.Context, cfg provider.Config) (*Provider, error) {
 	defer cancel()
 	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		cli.Close()
-		return nil, unavailable("no Docker Engine answers at " + cli.DaemonHost() + "; start dockerd or set DOCKER_HOST")
+		host := cli.DaemonHost()
+		if strings.Contains(host, "@") {
+			host = "DOCKER_HOST" // may carry a user name or password
+		}
+		return nil, unavailable("no Docker Engine answers at " + host + "; start dockerd or set DOCKER_HOST")
 	}
 	img, err := cli.ImageInspect(ctx, cfg.Image)
 	if err != nil {
