@@ -266,8 +266,11 @@ func demux(r io.Reader, stdout, stderr *bytes.Buffer, limit int64) (overflow boo
 	}
 }
 
-// sweep kills every process in c but its keeper (PID 1) and reports
-// whether none is left.
+// sweep kills every process in c but its keeper (PID 1 and the sleep
+// it runs) and reports whether none is left. The keeper's sleep is the
+// one child of PID 1 whose command line is exactly "sleep 3600": killing
+// it would only make PID 1 start another. A process that passes for it
+// is, by its command line, a sleep.
 func (p *Provider) sweep(c *ctr) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -277,8 +280,9 @@ for round in 1 2 3 4 5 6 7 8; do
   for d in /proc/[0-9]*; do
     q=${d#/proc/}
     [ "$q" = 1 ] || [ "$q" = $$ ] && continue
-    read -r _ _ st _ < "$d/stat" 2>/dev/null || continue
+    read -r _ _ st pp _ < "$d/stat" 2>/dev/null || continue
     [ "$st" = Z ] && continue
+    if [ "$pp" = 1 ] && [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "sleep 3600 " ]; then continue; fi
     kill -9 "$q" 2>/dev/null && left=$((left+1))
   done
   [ $left = 0 ] && echo clean && exit 0
