@@ -18,6 +18,14 @@ func TestLocalConformance(t *testing.T) {
 		Leftovers: func(t *testing.T) []string {
 			entries, _ := os.ReadDir(tmp)
 			var left []string
+			// A process whose working directory is one of our scratch
+			// workspaces outlived its run.
+			procs, _ := os.ReadDir("/proc")
+			for _, p := range procs {
+				if cwd, err := os.Readlink("/proc/" + p.Name() + "/cwd"); err == nil && strings.HasPrefix(cwd, tmp+"/airlock-") {
+					left = append(left, "process "+p.Name()+" in "+cwd)
+				}
+			}
 			for _, e := range entries {
 				if strings.HasPrefix(e.Name(), "airlock-") {
 					left = append(left, e.Name())
