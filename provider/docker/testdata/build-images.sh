@@ -52,7 +52,8 @@ python_root() {
 # inputs is a cheap fingerprint of what goes into the images: this
 # script, busybox, and the python files by name, size and time.
 inputs=$( {
-  sha256sum "$0" "$BUSYBOX"
+  sha256sum <"$0"
+  sha256sum <"$BUSYBOX"
   py=$(readlink -f /usr/bin/python3 2>/dev/null || true)
   [ -n "$py" ] && find "$py" "/usr/lib/$(basename "$py")" -printf '%P %s %T@\n' 2>/dev/null
 } | sha256sum | cut -c1-12)
