@@ -28,6 +28,7 @@ func subcommands() map[string]subcommand {
 		"hook":   {"answer an agent's tool-call hook (claude-code)", runHook},
 		"init":   {"register the hook with an agent (claude-code)", runInit},
 		"mcp":    {"serve MCP tools through the gate and sandbox, or gate another MCP server", runMCP},
+		"exec":   {"run code in a named sandbox and print its Result as JSON", runExec},
 	}
 }
 
@@ -73,7 +74,7 @@ Usage: airlock COMMAND [FLAGS] [ARGS]
 
 Commands:
 `)
-	for _, name := range []string{"run", "doctor", "policy", "audit", "hook", "init", "mcp"} {
+	for _, name := range []string{"run", "doctor", "policy", "audit", "hook", "init", "mcp", "exec"} {
 		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
 	}
 	fmt.Fprint(w, `

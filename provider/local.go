@@ -1,0 +1,245 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox"
+)
+
+// LocalDriver is the provider on airlock's own sandbox engine: every
+// budget through cgroups, the profile's network policy including host:port
+// allowlists with private ranges blocked, and a fresh scratch workspace
+// per execution (or per scope).
+func LocalDriver() Driver {
+	return Driver{
+		Name: "local",
+		Capabilities: Capabilities{
+			Network:              []string{NetworkNone, NetworkAll, NetworkAllow},
+			PrivateRangeBlocking: true,
+			InputFiles:           true,
+			OutputFiles:          true,
+			Budgets:              []string{BudgetMemory, BudgetCPU, BudgetPids, BudgetOutput, BudgetScratch, BudgetTimeout},
+			Scopes:               []string{ScopeExecution, ScopeInvocation, ScopeSession},
+			Profiles:             true,
+		},
+		Open: openLocal,
+	}
+}
+
+type local struct {
+	cfg    Config
+	base   profile.Spec
+	python string
+	root   string // holds every scratch workspace of this provider
+	scopes *Scopes[string]
+}
+
+func openLocal(cfg Config) (Provider, error) {
+	base, err := profile.LookupPreset(cfg.Profile)
+	if err != nil {
+		if base, err = profile.LoadFile(cfg.Profile); err != nil {
+			return nil, &Error{Class: ErrConfig, Sandbox: cfg.Name, Op: "profile", Msg: err.Error()}
+		}
+	}
+	// The system interpreter first: a PATH entry under $HOME (a pyenv
+	// shim) is hidden inside the sandbox.
+	python := ""
+	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			python = p
+			break
+		}
+	}
+	if python == "" {
+		python, _ = exec.LookPath("python3")
+	}
+	root, err := os.MkdirTemp("", "airlock-local-")
+	if err != nil {
+		return nil, &Error{Class: ErrUnavailable, Sandbox: cfg.Name, Op: "scratch", Msg: err.Error()}
+	}
+	l := &local{cfg: cfg, base: base, python: python, root: root}
+	l.scopes = &Scopes[string]{Max: cfg.MaxScopes,
+		Create: func(context.Context, string) (string, error) { return os.MkdirTemp(root, "scope-") },
+		// The scope's sandboxes have ended (their process trees die
+		// with each run), so removing the directory is the whole scope.
+		Destroy: os.RemoveAll,
+	}
+	return l, nil
+}
+
+func (l *local) Close() error {
+	err := l.scopes.Close()
+	return errors.Join(err, os.RemoveAll(l.root))
+}
+
+func (l *local) Execute(ctx context.Context, req Request) (Result, error) {
+	began := time.Now()
+	meta := map[string]string{"provider": "local", "scope": l.cfg.Scope}
+	var dir string
+	var lease *Lease[string]
+	if key := ScopeKey(l.cfg.Scope, req.Identity); key != "" {
+		var err error
+		if lease, err = l.scopes.Acquire(ctx, key); err != nil {
+			if ctx.Err() != nil {
+				return Result{Status: Ended(ctx), ExitCode: -1, Metadata: meta, Timings: Timings{Start: time.Since(began)}}, nil
+			}
+			return Result{}, &Error{Class: ErrUnavailable, Sandbox: l.cfg.Name, Op: "scope", Msg: err.Error()}
+		}
+		dir = lease.Value()
+		if lease.Reused {
+			meta["scope_reused"] = "true"
+		}
+	} else {
+		var err error
+		if dir, err = os.MkdirTemp(l.root, "exec-"); err != nil {
+			return Result{}, &Error{Class: ErrUnavailable, Sandbox: l.cfg.Name, Op: "scratch", Msg: err.Error()}
+		}
+		defer os.RemoveAll(dir)
+	}
+	res, poison, err := l.run(ctx, req, dir, meta, began)
+	if lease != nil {
+		if rerr := lease.Release(poison); rerr != nil && err == nil {
+			err = &Error{Class: ErrProvider, Sandbox: l.cfg.Name, Op: "scope", Msg: rerr.Error()}
+		}
+	}
+	return res, err
+}
+
+func (l *local) run(ctx context.Context, req Request, dir string, meta map[string]string, began time.Time) (Result, bool, error) {
+	fail := func(class error, op string, err error) (Result, bool, error) {
+		return Result{}, false, &Error{Class: class, Sandbox: l.cfg.Name, Op: op, Msg: err.Error()}
+	}
+	for name, data := range req.Files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return fail(ErrProvider, "input file", err)
+		}
+	}
+	argv := req.Argv
+	switch {
+	case req.Code != "" && req.Lang == LangSh:
+		argv = []string{"/bin/sh", "-c", req.Code}
+	case req.Code != "":
+		if l.python == "" {
+			return fail(ErrUnavailable, "python", errors.New("no python3 on this host's PATH; install it or use lang sh"))
+		}
+		argv = []string{l.python, "-c", req.Code}
+	}
+	deadline, _ := ctx.Deadline()
+	spec := l.base
+	spec.Workspace = dir
+	spec.Budgets = profile.Budgets{
+		Memory: profile.Size(l.cfg.Memory), Pids: l.cfg.Pids, CPU: l.cfg.CPU,
+		Output: profile.Size(l.cfg.MaxOutput), Scratch: profile.Size(l.cfg.Scratch),
+		WallTime: profile.Duration(time.Until(deadline)),
+	}
+	// A budget the host cannot enforce fails the run instead of being
+	// silently skipped: this provider declared them all.
+	spec.Require = append(spec.Require, profile.ResourceLimits.String())
+	net := l.cfg.Network
+	if req.Network == NetworkNone {
+		net = Network{Mode: NetworkNone}
+	}
+	spec.Network = profile.NetworkSpec{Mode: net.Mode, Allow: net.Allow}
+	if net.Mode != NetworkNone {
+		spec.Require = append(spec.Require, profile.PrivateRangeBlock.String())
+	}
+	p, err := profile.New(spec)
+	if err != nil {
+		return fail(ErrConfig, "profile", err)
+	}
+	ex, err := sandbox.New(p)
+	if err != nil {
+		if errors.Is(err, sandbox.ErrUnavailable) {
+			return fail(ErrUnavailable, "start", err)
+		}
+		return fail(ErrProvider, "start", err)
+	}
+	prep := time.Since(began)
+	sres, err := ex.Run(ctx, sandbox.Cmd{
+		Args: argv, Stdin: bytes.NewReader(req.Stdin), ExecutionID: req.ExecutionID,
+		Timeout: time.Until(deadline),
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{Status: Ended(ctx), ExitCode: -1, Metadata: meta, Timings: Timings{Start: time.Since(began)}}, true, nil
+		}
+		if errors.Is(err, sandbox.ErrUnavailable) {
+			return fail(ErrUnavailable, "start", err)
+		}
+		return fail(ErrProvider, "start", err)
+	}
+	res := Result{ExitCode: sres.ExitCode, Stdout: string(sres.Stdout), Stderr: string(sres.Stderr), Metadata: meta,
+		Timings: Timings{Start: prep + sres.Timings.Setup, Run: sres.Timings.Run}}
+	switch sres.Status {
+	case sandbox.StatusSucceeded:
+		res.Status = StatusSucceeded
+	case sandbox.StatusTimedOut:
+		res.Status = StatusTimedOut
+	case sandbox.StatusOutputLimitExceeded:
+		res.Status = StatusOutputLimitExceeded
+	case sandbox.StatusCancelled:
+		res.Status = Ended(ctx)
+		if ctx.Err() == nil {
+			res.Status = StatusCancelled
+		}
+	case sandbox.StatusKilledOOM:
+		res.Status, res.Limit = StatusFailed, BudgetMemory
+	case sandbox.StatusLimitExceeded:
+		res.Status, res.Limit = StatusFailed, BudgetPids
+		for _, d := range sres.Denials {
+			if d.Kind != "" && d.Kind != "timeout" && d.Kind != "output" {
+				res.Limit = d.Kind
+			}
+		}
+	default:
+		res.Status = StatusFailed
+	}
+	res.OutputFiles, err = readOutputs(dir, req.OutputFiles, l.cfg.MaxOutput)
+	if err != nil {
+		return fail(ErrProvider, "output file", err)
+	}
+	poison := res.Status != StatusSucceeded && res.Status != StatusFailed
+	return res, poison, nil
+}
+
+// readOutputs reads the requested regular files of dir; a missing file
+// is left out, a symlink or a file over max is an error.
+func readOutputs(dir string, names []string, max int64) (map[string][]byte, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out := map[string][]byte{}
+	for _, name := range names {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|noFollow, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: not a regular file the run left (%v)", name, err)
+		}
+		st, err := f.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			f.Close()
+			return nil, fmt.Errorf("%s is not a regular file", name)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, max+1))
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(data)) > max {
+			return nil, fmt.Errorf("%s is larger than max_output (%d bytes)", name, max)
+		}
+		out[name] = data
+	}
+	return out, nil
+}
