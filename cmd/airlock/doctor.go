@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,12 +12,11 @@ import (
 
 func runDoctor(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("airlock doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var pf profileFlags
 	pf.register(fs)
 	asJSON := fs.Bool("json", false, "print the host facts and the Report as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: airlock doctor [--json] [PROFILE FLAGS]
+	help := func(w io.Writer) {
+		fmt.Fprint(w, `Usage: airlock doctor [--json] [PROFILE FLAGS]
 
 Prints what this host can enforce (kernel, user namespaces, Landlock ABI,
 seccomp, cgroup layout), then the Report of the profile the flags describe:
@@ -28,15 +26,11 @@ a guarantee it requires is missing.
 
 Flags:
 `)
-		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseCommandFlags(fs, args, help, 2, stdout, stderr); !ok {
+		return code
 	}
-	p, err := pf.build()
+	p, err := pf.buildChecked(fs)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return 2

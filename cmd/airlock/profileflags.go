@@ -116,18 +116,8 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 			over.Env.Allow = append(over.Env.Allow, e)
 		}
 	}
-	switch first, rest, _ := strings.Cut(f.net, ","); {
-	case f.net == "":
-	case f.net == profile.NetworkModeNone:
-		over.Network.Mode = f.net
-	case first == profile.NetworkModeAll:
-		over.Network.Mode = profile.NetworkModeAll
-		if rest != "" {
-			over.Network.Allow = strings.Split(rest, ",")
-		}
-	default:
-		over.Network.Mode = profile.NetworkModeAllow
-		over.Network.Allow = strings.Split(f.net, ",")
+	if err := netFlag(f.net, &over); err != nil {
+		return nil, err
 	}
 	var err error
 	if over.Budgets.Memory, err = sizeFlag("--memory", f.memory); err != nil {

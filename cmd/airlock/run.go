@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,15 +30,14 @@ const (
 
 func runRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("airlock run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var pf profileFlags
 	pf.register(fs)
 	report := fs.String("report", "", "write the Result as JSON to `FILE`")
 	auditLog := fs.String("audit", "", "append spawn, enforcement and exit events to the audit log at `PATH` (\"default\": "+audit.DefaultPath()+")")
 	execID := fs.String("execution-id", "", "the execution id the events carry (default: a random one)")
 	grantTok := fs.String("grant", "", "run only with this single-use `TOKEN` from the gate, which must be for exactly this command, directory, profile and --execution-id (the Claude Code hook's sandbox rewrite passes it)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: airlock run [FLAGS] -- CMD [ARGS...]
+	help := func(w io.Writer) {
+		fmt.Fprint(w, `Usage: airlock run [FLAGS] -- CMD [ARGS...]
 
 Runs CMD inside the sandbox: an empty private HOME and /tmp, the workspace
 read-write (agent-persistence paths read-only), system paths read-only, no
@@ -54,24 +52,28 @@ effect it has outside a sandbox.
 
 Flags:
 `)
-		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseCommandFlags(fs, args, help, exitSetup, stdout, stderr); !ok {
+		return code
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "airlock run: no command given; usage: airlock run [FLAGS] -- CMD [ARGS...]")
-		return 2
+		return exitSetup
 	}
-	p, err := pf.build()
+	p, err := pf.buildChecked(fs)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
+	// The report's destination is opened before the run: a path that
+	// cannot be written fails now, not after the command did its work.
+	reportOut, err := openReport(*report, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
+		return exitSetup
+	}
+	defer reportOut.Close()
 	ex, err := newRunExecutor(p, *grantTok, *execID)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
@@ -130,8 +132,8 @@ Flags:
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock: warning:", visible.Text(err.Error()))
 	}
-	if *report != "" {
-		if werr := writeReport(*report, res); werr != nil {
+	if reportOut != nil {
+		if werr := reportOut.write(res); werr != nil {
 			fmt.Fprintln(stderr, "airlock: write report:", visible.Text(werr.Error()))
 		}
 	}
@@ -206,14 +208,6 @@ func signalNumber(name string) int {
 		}
 	}
 	return 0
-}
-
-func writeReport(path string, res *sandbox.Result) error {
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o600)
 }
 
 // recordRun appends what one run did to the audit log: the spawn (or the
