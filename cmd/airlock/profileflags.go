@@ -37,7 +37,7 @@ type profileFlags struct {
 
 func (f *profileFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.profile, "profile", "", "preset name ("+strings.Join(profile.PresetNames(), ", ")+") or profile TOML file; default: workspace")
-	fs.StringVar(&f.workspace, "workspace", "", "project directory the command may read and write (default: the current directory)")
+	fs.StringVar(&f.workspace, "workspace", "", "project directory the command may read and write (default: the nearest directory from the current one upwards, below $HOME, with .airlock/ or .git, else the current directory)")
 	fs.Var(&f.read, "allow-read", "extra `PATH` the command may read (repeatable)")
 	fs.Var(&f.write, "allow-write", "extra `PATH` the command may read and write (repeatable)")
 	fs.Var(&f.deny, "deny", "`GLOB` to hide even inside allowed paths, files that appear later included, e.g. '**/.env' (repeatable)")
@@ -80,7 +80,9 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 			if err != nil {
 				return nil, err
 			}
-			ws = wd
+			// Run from a subdirectory, the workspace is the enclosing
+			// project; the command still starts in wd (run.go).
+			ws = profile.FindWorkspace(wd)
 		}
 	}
 	if abs, err := filepath.Abs(ws); err == nil && !strings.HasPrefix(ws, "~") {
