@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/sandbox"
@@ -43,8 +44,9 @@ Flags:
 			Profile  string   `json:"profile_fingerprint"`
 			Required []string `json:"required"`
 			CanRun   bool     `json:"can_run"`
+			Files    []string `json:"profile_files"`
 			Error    string   `json:"error,omitempty"`
-		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil}
+		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil, Files: append([]string{}, pf.loaded...)}
 		for _, g := range p.Required().List() {
 			out.Required = append(out.Required, g.String())
 		}
@@ -78,6 +80,7 @@ Flags:
 		}
 		fmt.Fprintf(stdout, "  cgroups          %s, %s\n", h.CgroupMode, yesNo(h.CgroupWritable, h.CgroupReason))
 		fmt.Fprintf(stdout, "profile %s (fingerprint %.12s)\n", p.Spec().Preset, p.Fingerprint())
+		fmt.Fprintf(stdout, "  files            %s\n", profileFilesLine(pf.loaded))
 		fmt.Fprint(stdout, rep.String())
 		if runErr != nil {
 			fmt.Fprintln(stdout, "cannot run:", visible.Text(runErr.Error()))
@@ -97,4 +100,16 @@ func yesNo(ok bool, why string) string {
 		return "no"
 	}
 	return "no: " + visible.Text(why)
+}
+
+// profileFilesLine names the profile files a profile was built from.
+func profileFilesLine(files []string) string {
+	if len(files) == 0 {
+		return "none (the preset and the flags alone)"
+	}
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = visible.Text(f)
+	}
+	return strings.Join(quoted, ", ")
 }

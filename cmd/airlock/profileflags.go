@@ -33,6 +33,9 @@ type profileFlags struct {
 	timeout    time.Duration
 	maxOutput  string
 	readOnlyWS bool
+
+	// loaded lists the profile files build read, in the order applied.
+	loaded []string
 }
 
 func (f *profileFlags) register(fs *flag.FlagSet) {
@@ -53,16 +56,20 @@ func (f *profileFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.readOnlyWS, "read-only", false, "make the workspace read-only")
 }
 
-// build assembles the profile: preset, then the workspace's
-// .airlock/profile.toml, then a --profile file, then the flags.
+// build assembles the profile in the documented order (docs/PROFILES.md):
+// the preset, the workspace's .airlock/profile.toml, a --profile file,
+// then the flags. A --profile file naming a preset puts that preset under
+// the workspace's file rather than discarding it. f.loaded lists the
+// files read, for doctor and --report.
 func (f *profileFlags) build() (*profile.Profile, error) {
-	base := profile.Preset(profile.DefaultPreset)
+	presetName := ""
 	var fileSpec *profile.Spec
+	f.loaded = nil
 	if f.profile != "" {
-		if s, err := profile.LookupPreset(f.profile); err == nil {
-			base = s
+		if _, err := profile.LookupPreset(f.profile); err == nil {
+			presetName = f.profile
 		} else if _, statErr := os.Stat(f.profile); statErr == nil {
-			s, err := profile.LoadFile(f.profile)
+			s, err := profile.LoadLayer(f.profile)
 			if err != nil {
 				return nil, err
 			}
@@ -88,18 +95,25 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 	if abs, err := filepath.Abs(ws); err == nil && !strings.HasPrefix(ws, "~") {
 		ws = abs
 	}
-	spec := base
-	if wsSpec, ok, err := profile.LoadWorkspaceFile(ws); err != nil {
-		return nil, err
-	} else if ok {
-		spec = profile.Merge(spec, wsSpec)
+	var layers []profile.Spec
+	wsFile := filepath.Join(ws, profile.WorkspaceFile)
+	if _, err := os.Stat(wsFile); err == nil {
+		s, err := profile.LoadLayer(wsFile)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, s)
+		f.loaded = append(f.loaded, wsFile)
 	}
 	if fileSpec != nil {
-		if fileSpec.Preset != "" {
-			spec = *fileSpec
-		} else {
-			spec = profile.Merge(spec, *fileSpec)
+		layers = append(layers, *fileSpec)
+		if abs, err := filepath.Abs(f.profile); err == nil {
+			f.loaded = append(f.loaded, abs)
 		}
+	}
+	spec, err := profile.Compose(presetName, layers...)
+	if err != nil {
+		return nil, err
 	}
 	spec.Workspace = ws
 
@@ -121,7 +135,6 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 	if err := netFlag(f.net, &over); err != nil {
 		return nil, err
 	}
-	var err error
 	if over.Budgets.Memory, err = sizeFlag("--memory", f.memory); err != nil {
 		return nil, err
 	}

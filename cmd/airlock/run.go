@@ -133,7 +133,7 @@ Flags:
 		fmt.Fprintln(stderr, "airlock: warning:", visible.Text(err.Error()))
 	}
 	if reportOut != nil {
-		if werr := reportOut.write(res); werr != nil {
+		if werr := reportOut.write(res, pf.loaded); werr != nil {
 			fmt.Fprintln(stderr, "airlock: write report:", visible.Text(werr.Error()))
 		}
 	}

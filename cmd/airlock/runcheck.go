@@ -128,8 +128,14 @@ func openReport(path string, stdout io.Writer) (*reportFile, error) {
 	return &reportFile{f: f, out: f}, nil
 }
 
-func (r *reportFile) write(res *sandbox.Result) error {
-	data, err := json.MarshalIndent(res, "", "  ")
+// write puts res in the report with the profile files the run loaded
+// (none: the preset and flags alone), so a report says where its
+// profile came from.
+func (r *reportFile) write(res *sandbox.Result, files []string) error {
+	data, err := json.MarshalIndent(struct {
+		*sandbox.Result
+		ProfileFiles []string `json:"profile_files"`
+	}{res, append([]string{}, files...)}, "", "  ")
 	if err != nil {
 		return err
 	}
