@@ -49,6 +49,9 @@ type Process struct {
 	killedBy Status // why the supervisor killed the run, if it did
 	// signaledAs is the signal Signal ended the command for, by SIGKILL.
 	signaledAs syscall.Signal
+	// initStatus is the read end of the init's report of a death by
+	// signal (initstatus.go).
+	initStatus *os.File
 	outN       int64
 	outs       [2]*bytes.Buffer
 	copiers    sync.WaitGroup
@@ -224,6 +227,14 @@ func (p *Process) spawn() error {
 		c.ExtraFiles = append(c.ExtraFiles, denyH.child)
 		cfg.DenyWatch = denyH.config(2+len(c.ExtraFiles), p.plan.denyWatch)
 	}
+	statR, statW, err := openInitStatus()
+	if err != nil {
+		return &SetupError{Step: "pipe", Err: err}
+	}
+	p.initStatus = statR
+	p.pipes = append(p.pipes, statW)
+	c.ExtraFiles = append(c.ExtraFiles, statW)
+	cfg.StatusFD = 2 + len(c.ExtraFiles)
 	if dir := p.cgDir(); dir != "" {
 		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -504,6 +515,7 @@ func (p *Process) Wait() (*Result, error) {
 	default:
 		return nil, fmt.Errorf("sandbox: wait: %w", werr)
 	}
+	applyInitStatus(p.initStatus, res)
 
 	p.live.Lock()
 	killedBy := p.killedBy
@@ -570,6 +582,10 @@ func (p *Process) reapLocked() {
 		_ = p.child.Wait()
 	}
 	p.copiers.Wait()
+	if p.initStatus != nil {
+		p.initStatus.Close()
+		p.initStatus = nil
+	}
 }
 
 // cleanupLocked puts back the terminal, kills anything left in the run's
