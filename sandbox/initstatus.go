@@ -14,6 +14,18 @@ import (
 // so on a pipe of its own ("signal N") and exits 128+N; initStatus turns
 // that back into the Result's Signal.
 
+// initProcesses is the init's share of the pids budget: the budget is
+// the command's, so the limits the kernel holds are one higher.
+const initProcesses = 1
+
+// withInit is a pids budget with the init added; 0 (no budget) stays 0.
+func withInit(pids int) int {
+	if pids == 0 {
+		return 0
+	}
+	return pids + initProcesses
+}
+
 // openInitStatus makes the pipe: r stays with the supervisor, w goes to
 // the helper.
 func openInitStatus() (r, w *os.File, err error) {

@@ -155,7 +155,7 @@ func (p *Process) spawn() error {
 			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_AS, Value: uint64(b.Memory)})
 		}
 		if b.Pids > 0 {
-			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(b.Pids)})
+			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(withInit(b.Pids))})
 		}
 	}
 	var handoff *tapHandoff
@@ -355,7 +355,7 @@ func (p *Process) spawn() error {
 func (p *Process) newCgroup() error {
 	b := p.e.profile.Spec().Budgets
 	cg, err := linux.NewCgroup(p.e.host.cgroups, linux.CgroupName(p.runID), linux.Limits{
-		MemoryBytes: int64(b.Memory), Pids: int64(b.Pids), CPU: b.CPU,
+		MemoryBytes: int64(b.Memory), Pids: int64(withInit(b.Pids)), CPU: b.CPU,
 	})
 	p.cg = cg
 	return err
