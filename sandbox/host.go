@@ -228,7 +228,11 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	case h.CgroupWritable:
 		add(profile.ResourceLimits, Enforced, "cgroup "+h.CgroupMode+" memory,pids,cpu + rlimits", "")
 	default:
-		add(profile.ResourceLimits, Degraded, "rlimits (RLIMIT_AS, RLIMIT_NPROC); no cpu limit", h.CgroupReason)
+		why := h.CgroupReason
+		if note := addressSpaceNote(b.Memory); note != "" {
+			why += "; " + note
+		}
+		add(profile.ResourceLimits, Degraded, "rlimits (RLIMIT_AS, RLIMIT_NPROC); no cpu limit", why)
 	}
 	switch {
 	case !ns:

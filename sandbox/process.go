@@ -152,7 +152,7 @@ func (p *Process) spawn() error {
 	} else {
 		// Without a writable cgroup, rlimits are the (weaker) budget.
 		if b.Memory > 0 {
-			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_AS, Value: uint64(b.Memory)})
+			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_AS, Value: addressSpaceLimit(b.Memory)})
 		}
 		if b.Pids > 0 {
 			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(withInit(b.Pids))})

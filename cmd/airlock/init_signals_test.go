@@ -100,3 +100,48 @@ func TestRunInit(t *testing.T) {
 		check(t, run, ws)
 	})
 }
+
+// TestRunMemoryBudgetUnprivileged: where no cgroup is writable (uid 65534
+// here) the memory budget is only RLIMIT_AS; a 512MiB budget no longer
+// stops Go and Node from starting (their runtimes reserve gigabytes of
+// address space), and both stderr and the Report say the budget is only an
+// address-space limit. Root, with a cgroup, is the control: a real memory
+// limit, no such line.
+func TestRunMemoryBudgetUnprivileged(t *testing.T) {
+	bin := buildAirlock(t)
+	ws, run := unprivilegedRun(t, bin)
+	var progs [][]string
+	if goBin, err := exec.LookPath("go"); err == nil {
+		if real, err := filepath.EvalSymlinks(goBin); err == nil {
+			progs = append(progs, []string{real, "version"})
+		}
+	}
+	if node, err := exec.LookPath("node"); err == nil {
+		progs = append(progs, []string{node, "-e", "console.log('node ok')"})
+	}
+	if len(progs) == 0 {
+		t.Skip("neither go nor node is installed")
+	}
+	const line = "only an address-space limit (RLIMIT_AS), raised to 4GiB"
+	for _, argv := range progs {
+		args := append([]string{"run", "--workspace", ws, "--memory", "512MiB", "--report", "-", "--"}, argv...)
+		code, out, errOut := run(args...)
+		if strings.Contains(out, `"resource-limits",
+      "status": "enforced"`) {
+			t.Skip("uid 65534 has a writable cgroup here: the budget is a real one")
+		}
+		if code != 0 {
+			t.Errorf("%s under --memory 512MiB as uid 65534: exit %d, stderr %q", argv[0], code, errOut)
+		}
+		if !strings.Contains(errOut, "airlock: warning: the memory budget 512MiB is "+line) {
+			t.Errorf("%s: stderr does not say the budget is only address space: %q", argv[0], errOut)
+		}
+		if !strings.Contains(out, line) {
+			t.Errorf("%s: the Report does not say the budget is only address space:\n%s", argv[0], out)
+		}
+	}
+	code, out, errOut := runCLI(t, bin, "run", "--workspace", t.TempDir(), "--memory", "512MiB", "--report", "-", "--", "true")
+	if code != 0 || strings.Contains(errOut, "address-space") || strings.Contains(out, "address-space") {
+		t.Errorf("root control: exit %d, stderr %q; want no address-space note", code, errOut)
+	}
+}

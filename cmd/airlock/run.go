@@ -79,6 +79,7 @@ Flags:
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
+	warnAddressSpace(stderr, ex.Report(), pf.memory != "")
 
 	// The first SIGINT, SIGTERM or SIGHUP goes to the command, with the
 	// effect it would have outside the sandbox (Process.Signal); a second

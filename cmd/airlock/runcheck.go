@@ -153,3 +153,18 @@ func (r *reportFile) Close() {
 		r.f.Close()
 	}
 }
+
+// warnAddressSpace says on stderr, before the run, that a memory budget
+// asked for (--memory, or one below the floor the sandbox raises it to) is
+// held only by RLIMIT_AS on this host; the Report says so for every run.
+func warnAddressSpace(w io.Writer, rep sandbox.Report, asked bool) {
+	st := rep.Status(profile.ResourceLimits)
+	if st.Status != sandbox.Degraded {
+		return
+	}
+	_, note, ok := strings.Cut(st.Reason, "; the memory budget ")
+	if !ok || (!asked && !strings.Contains(note, "raised to")) {
+		return
+	}
+	fmt.Fprintf(w, "airlock: warning: the memory budget %s (no writable cgroup here; run as root or in a delegated cgroup for a real memory limit)\n", note)
+}
