@@ -109,14 +109,25 @@ Flags:
 			*execID = newExecutionID()
 		}
 	}
-	res, err := runForwarding(ctx, cancel, ex, sandbox.Cmd{
+	// The spawn event is written as the command starts, so a log
+	// follower sees a long run while it runs.
+	spawned := false
+	onStart := func(level sandbox.Level) {
+		if log != nil {
+			spawned = true
+			if aerr := log.Append(spawnEvent(*execID, p.Fingerprint(), argv, level)); aerr != nil {
+				fmt.Fprintln(stderr, "airlock: audit:", visible.Text(aerr.Error()))
+			}
+		}
+	}
+	res, err := runForwarding(ctx, cancel, ex, onStart, sandbox.Cmd{
 		Args: argv, Dir: dir,
 		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 		ExecutionID: *execID,
 		Grants:      grantClaims(*grantTok, argv),
 	}, sigs)
 	if log != nil {
-		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err); aerr != nil {
+		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err, spawned); aerr != nil {
 			fmt.Fprintln(stderr, "airlock: audit:", visible.Text(aerr.Error()))
 		}
 	}
@@ -152,7 +163,7 @@ Flags:
 // runForwarding runs cmd, passing the first signal from sigs to the
 // command and cancelling the run at the second. A signal that comes
 // before the command runs is passed on once it does.
-func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, cmd sandbox.Cmd, sigs <-chan os.Signal) (*sandbox.Result, error) {
+func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, started func(sandbox.Level), cmd sandbox.Cmd, sigs <-chan os.Signal) (*sandbox.Result, error) {
 	proc, err := ex.Prepare(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -160,6 +171,7 @@ func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.E
 	if err := proc.Start(); err != nil {
 		return nil, err
 	}
+	started(ex.Report().Level)
 	done := make(chan struct{})
 	go func() {
 		forwarded := false
@@ -211,22 +223,21 @@ func signalNumber(name string) int {
 	return 0
 }
 
-// recordRun appends what one run did to the audit log: the spawn (or the
-// setup failure), each enforcement the sandbox recorded, and the exit.
-// Events are written after the run, so the log costs the command nothing.
-func recordRun(log *audit.Log, id, fingerprint string, argv []string, res *sandbox.Result, runErr error) error {
+// recordRun appends what one run did to the audit log: the spawn unless
+// it was written at the start (or the setup failure), each enforcement the
+// sandbox recorded, and the exit.
+func recordRun(log *audit.Log, id, fingerprint string, argv []string, res *sandbox.Result, runErr error, spawned bool) error {
 	base := audit.Event{ExecutionID: id, Tool: "airlock run", Profile: fingerprint}
-	spawn := base
-	spawn.Type = audit.TypeSpawn
-	spawn.Requirement = &audit.Requirement{Kind: "command.execute", Target: strings.Join(argv, " ")}
 	if res == nil {
+		spawn := spawnEvent(id, fingerprint, argv, "")
 		spawn.Decision = "deny"
 		spawn.Reason = "sandbox setup failed: " + runErr.Error()
 		return log.Append(spawn)
 	}
-	spawn.Detail = map[string]any{"level": res.Level, "setup_ms": res.Timings.Setup.Milliseconds()}
-	if err := log.Append(spawn); err != nil {
-		return err
+	if !spawned {
+		if err := log.Append(spawnEvent(id, fingerprint, argv, res.Level)); err != nil {
+			return err
+		}
 	}
 	for _, d := range res.Denials {
 		ev := base
@@ -240,8 +251,18 @@ func recordRun(log *audit.Log, id, fingerprint string, argv []string, res *sandb
 	}
 	exit := base
 	exit.Type = audit.TypeExit
-	exit.Detail = map[string]any{"status": res.Status, "exit_code": res.ExitCode, "run_ms": res.Timings.Run.Milliseconds()}
+	exit.Detail = map[string]any{"status": res.Status, "exit_code": res.ExitCode, "run_ms": res.Timings.Run.Milliseconds(), "setup_ms": res.Timings.Setup.Milliseconds()}
 	return log.Append(exit)
+}
+
+// spawnEvent is the event of a command started in the sandbox.
+func spawnEvent(id, fingerprint string, argv []string, level sandbox.Level) audit.Event {
+	ev := audit.Event{ExecutionID: id, Tool: "airlock run", Profile: fingerprint, Type: audit.TypeSpawn}
+	ev.Requirement = &audit.Requirement{Kind: "command.execute", Target: strings.Join(argv, " ")}
+	if level != "" {
+		ev.Detail = map[string]any{"level": level}
+	}
+	return ev
 }
 
 func newExecutionID() string {
