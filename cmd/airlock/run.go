@@ -15,6 +15,7 @@ import (
 
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/internal/visible"
+	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -120,9 +121,14 @@ Flags:
 			}
 		}
 	}
+	cmdStderr, hint := stderr, (*dnsHint)(nil)
+	if p.Spec().Network.Mode == profile.NetworkModeNone {
+		hint = &dnsHint{w: stderr}
+		cmdStderr = hint
+	}
 	res, err := runForwarding(ctx, cancel, ex, onStart, sandbox.Cmd{
 		Args: argv, Dir: dir,
-		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
+		Stdin: os.Stdin, Stdout: stdout, Stderr: cmdStderr,
 		ExecutionID: *execID,
 		Grants:      grantClaims(*grantTok, argv),
 	}, sigs)
@@ -143,6 +149,11 @@ Flags:
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock: warning:", visible.Text(err.Error()))
+	}
+	if hint != nil {
+		if d, ok := hint.denial(); ok {
+			res.Denials = append(res.Denials, d)
+		}
 	}
 	if reportOut != nil {
 		if werr := reportOut.write(res, pf.loaded); werr != nil {
