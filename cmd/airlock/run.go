@@ -121,14 +121,10 @@ Flags:
 			}
 		}
 	}
-	cmdStderr, hint := stderr, (*dnsHint)(nil)
-	if p.Spec().Network.Mode == profile.NetworkModeNone {
-		hint = &dnsHint{w: stderr}
-		cmdStderr = hint
-	}
+	hint := &dnsHint{w: stderr, dnsOff: p.Spec().Network.Mode != profile.NetworkModeNone}
 	res, err := runForwarding(ctx, cancel, ex, onStart, sandbox.Cmd{
 		Args: argv, Dir: dir,
-		Stdin: os.Stdin, Stdout: stdout, Stderr: cmdStderr,
+		Stdin: os.Stdin, Stdout: stdout, Stderr: hint,
 		ExecutionID: *execID,
 		Grants:      grantClaims(*grantTok, argv),
 	}, sigs)
@@ -150,17 +146,16 @@ Flags:
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock: warning:", visible.Text(err.Error()))
 	}
-	if hint != nil {
-		if d, ok := hint.denial(); ok {
-			res.Denials = append(res.Denials, d)
-		}
-	}
+	// The hints' lines were printed as they happened; the Report gets
+	// their denials after the end-of-run lines below are chosen.
+	shown := len(res.Denials)
+	res.Denials = append(res.Denials, hint.denials()...)
 	if reportOut != nil {
 		if werr := reportOut.write(res, pf.loaded); werr != nil {
 			fmt.Fprintln(stderr, "airlock: write report:", visible.Text(werr.Error()))
 		}
 	}
-	for _, d := range res.Denials {
+	for _, d := range res.Denials[:shown] {
 		if d.Kind == "network" {
 			continue // the egress layer said so on stderr as it happened
 		}
