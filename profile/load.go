@@ -29,6 +29,16 @@ func (p *Profile) Workspace() string { return p.spec.Workspace }
 // Unknown keys are an error (a typo must not silently weaken a profile).
 // A file may name a preset; its settings are then applied on top of it.
 func ParseTOML(name string, data []byte) (Spec, error) {
+	s, err := parseLayer(name, data)
+	if err != nil || s.Preset == "" {
+		return s, err
+	}
+	return Merge(Preset(s.Preset), s), nil
+}
+
+// parseLayer is ParseTOML without applying the preset the file names, so
+// that Compose can put the file over other layers on that preset.
+func parseLayer(name string, data []byte) (Spec, error) {
 	var s Spec
 	md, err := toml.Decode(string(data), &s)
 	if err != nil {
@@ -47,13 +57,48 @@ func ParseTOML(name string, data []byte) (Spec, error) {
 			name, strings.Join(keys, ", "))
 	}
 	if s.Preset != "" {
-		base, err := LookupPreset(s.Preset)
-		if err != nil {
+		if _, err := LookupPreset(s.Preset); err != nil {
 			return Spec{}, fmt.Errorf("%s: %w", name, err)
 		}
-		s = Merge(base, s)
 	}
 	return s, nil
+}
+
+// LoadLayer reads a profile file as written: the preset it names is
+// recorded in Preset but not applied (see Compose).
+func LoadLayer(path string) (Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Spec{}, fmt.Errorf("profile: %w", err)
+	}
+	return parseLayer(path, data)
+}
+
+// Compose builds a spec in the documented order (docs/PROFILES.md): a
+// preset, then each layer over it, later layers adding to or replacing
+// what earlier ones set. The preset is preset when it is not empty (a
+// --profile NAME), else the one the last layer naming a preset names,
+// else DefaultPreset: a --profile file that names a preset changes the
+// base under the workspace's own file instead of discarding that file.
+func Compose(preset string, layers ...Spec) (Spec, error) {
+	name := preset
+	if name == "" {
+		name = DefaultPreset
+		for _, l := range layers {
+			if l.Preset != "" {
+				name = l.Preset
+			}
+		}
+	}
+	out, err := LookupPreset(name)
+	if err != nil {
+		return Spec{}, err
+	}
+	for _, l := range layers {
+		out = Merge(out, l)
+	}
+	out.Preset = name
+	return out, nil
 }
 
 // LoadFile reads a profile file from disk (see ParseTOML).

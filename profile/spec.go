@@ -179,7 +179,10 @@ func Merge(base, o Spec) Spec {
 		}
 		out.Env.Set[k] = v
 	}
-	if o.Network.Mode != "" {
+	// A layer that keeps the mode adds to the allowlist (--net HOST over a
+	// file's allow list); one that changes it starts the list anew, as
+	// entries mean different things in each mode.
+	if o.Network.Mode != "" && o.Network.Mode != out.Network.Mode {
 		out.Network.Mode = o.Network.Mode
 		out.Network.Allow = nil
 	}

@@ -90,7 +90,7 @@ func budgetStatuses(s profile.Spec, h HostInfo) []BudgetStatus {
 		add(BudgetMemory, b.Memory.String(), Enforced, "cgroup "+h.CgroupMode+" memory limit, no swap; the scratch tmpfs pages are charged to it too", "")
 	default:
 		add(BudgetMemory, b.Memory.String(), Degraded, "RLIMIT_AS per process; the scratch tmpfs is held to the budget by its size",
-			noCgroup+"; each process may map up to the budget, so several together can hold more")
+			noCgroup+"; "+addressSpaceNote(b.Memory)+"; each process may map up to that limit, so several together can hold more")
 	}
 	switch {
 	case b.Pids == 0:

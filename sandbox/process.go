@@ -49,6 +49,9 @@ type Process struct {
 	killedBy Status // why the supervisor killed the run, if it did
 	// signaledAs is the signal Signal ended the command for, by SIGKILL.
 	signaledAs syscall.Signal
+	// initStatus is the read end of the init's report of a death by
+	// signal (initstatus.go).
+	initStatus *os.File
 	outN       int64
 	outs       [2]*bytes.Buffer
 	copiers    sync.WaitGroup
@@ -159,10 +162,10 @@ func (p *Process) spawn() error {
 	} else {
 		// Without a writable cgroup, rlimits are the (weaker) budget.
 		if b.Memory > 0 {
-			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_AS, Value: uint64(b.Memory)})
+			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_AS, Value: addressSpaceLimit(b.Memory)})
 		}
 		if b.Pids > 0 {
-			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(b.Pids)})
+			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(withInit(b.Pids))})
 		}
 	}
 	var handoff *tapHandoff
@@ -254,6 +257,14 @@ func (p *Process) spawn() error {
 		c.ExtraFiles = append(c.ExtraFiles, denyH.child)
 		cfg.DenyWatch = denyH.config(2+len(c.ExtraFiles), p.plan.denyWatch)
 	}
+	statR, statW, err := openInitStatus()
+	if err != nil {
+		return &SetupError{Step: "pipe", Err: err}
+	}
+	p.initStatus = statR
+	p.pipes = append(p.pipes, statW)
+	c.ExtraFiles = append(c.ExtraFiles, statW)
+	cfg.StatusFD = 2 + len(c.ExtraFiles)
 	if dir := p.cgDir(); dir != "" {
 		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -376,7 +387,7 @@ func (p *Process) spawn() error {
 func (p *Process) newCgroup() error {
 	b := p.e.profile.Spec().Budgets
 	cg, err := linux.NewCgroup(p.e.host.cgroups, linux.CgroupName(p.runID), linux.Limits{
-		MemoryBytes: int64(b.Memory), Pids: int64(b.Pids), CPU: b.CPU,
+		MemoryBytes: int64(b.Memory), Pids: int64(withInit(b.Pids)), CPU: b.CPU,
 	})
 	p.cg = cg
 	return err
@@ -536,6 +547,7 @@ func (p *Process) Wait() (*Result, error) {
 	default:
 		return nil, fmt.Errorf("sandbox: wait: %w", werr)
 	}
+	applyInitStatus(p.initStatus, res)
 
 	p.live.Lock()
 	killedBy := p.killedBy
@@ -620,6 +632,10 @@ func (p *Process) reapLocked() {
 		_ = p.child.Wait()
 	}
 	p.copiers.Wait()
+	if p.initStatus != nil {
+		p.initStatus.Close()
+		p.initStatus = nil
+	}
 }
 
 // cleanupLocked puts back the terminal, kills anything left in the run's

@@ -111,8 +111,7 @@ func TestStatuses(t *testing.T) {
 	}{
 		{"exit 0", "true", sandbox.Cmd{}, sandbox.StatusSucceeded, 0},
 		{"exit 3", "exit 3", sandbox.Cmd{}, sandbox.StatusFailed, 3},
-		// The command is PID 1 of its pid namespace, which ignores its own
-		// SIGKILL; a child killed by a signal is what a shell reports.
+		// A child killed by a signal is what a shell reports (128+9).
 		{"child killed by signal", `sh -c 'kill -9 $$'`, sandbox.Cmd{}, sandbox.StatusFailed, 137},
 		{"timeout", "sleep 30", sandbox.Cmd{Timeout: 300 * time.Millisecond}, sandbox.StatusTimedOut, -1},
 		{"output cap", "yes airlock", sandbox.Cmd{}, sandbox.StatusOutputLimitExceeded, -1},

@@ -5,11 +5,12 @@ import (
 	"syscall"
 )
 
-// The command is PID 1 of the sandbox's pid namespace, and the kernel
-// delivers to a namespace's PID 1 only the signals it has a handler for
-// (and SIGKILL and SIGSTOP, sent from outside): a command that installs
-// none would never see a SIGTERM. So Process.Signal does what the
-// signal would have done to an ordinary process.
+// The kernel delivers to a namespace's PID 1 only the signals it has a
+// handler for (and SIGKILL and SIGSTOP, sent from outside). PID 1 of the
+// sandbox is now its init (internal/linux/init.go), which handles every
+// signal and forwards it to the command, so effectOf finds each one
+// caught and delivers it; the emulation below remains for a PID 1
+// without handlers.
 
 // signalEffect is what sending a signal to the command comes to.
 type signalEffect int

@@ -12,8 +12,7 @@ import (
 )
 
 // TestSignal: Process.Signal has the effect the signal would have on an
-// ordinary process, although the command is PID 1 of its namespace (which
-// the kernel shields from every signal it has no handler for): the
+// ordinary process (the sandbox's init forwards it to the command): the
 // default action of SIGTERM ends a command without a handler, and the
 // Result names SIGTERM; a handler receives the signal; an ignored signal
 // and one ignored by default change nothing.

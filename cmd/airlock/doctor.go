@@ -2,10 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/sandbox"
@@ -13,12 +13,11 @@ import (
 
 func runDoctor(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("airlock doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var pf profileFlags
 	pf.register(fs)
 	asJSON := fs.Bool("json", false, "print the host facts and the Report as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: airlock doctor [--json] [PROFILE FLAGS]
+	help := func(w io.Writer) {
+		fmt.Fprint(w, `Usage: airlock doctor [--json] [PROFILE FLAGS]
 
 Prints what this host can enforce (kernel, user namespaces, Landlock ABI,
 seccomp, cgroup layout), then the Report of the profile the flags describe:
@@ -28,15 +27,11 @@ a guarantee it requires is missing.
 
 Flags:
 `)
-		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseCommandFlags(fs, args, help, 2, stdout, stderr); !ok {
+		return code
 	}
-	p, err := pf.build()
+	p, err := pf.buildChecked(fs)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return 2
@@ -49,8 +44,9 @@ Flags:
 			Profile  string   `json:"profile_fingerprint"`
 			Required []string `json:"required"`
 			CanRun   bool     `json:"can_run"`
+			Files    []string `json:"profile_files"`
 			Error    string   `json:"error,omitempty"`
-		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil}
+		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil, Files: append([]string{}, pf.loaded...)}
 		for _, g := range p.Required().List() {
 			out.Required = append(out.Required, g.String())
 		}
@@ -84,6 +80,7 @@ Flags:
 		}
 		fmt.Fprintf(stdout, "  cgroups          %s, %s\n", h.CgroupMode, yesNo(h.CgroupWritable, h.CgroupReason))
 		fmt.Fprintf(stdout, "profile %s (fingerprint %.12s)\n", p.Spec().Preset, p.Fingerprint())
+		fmt.Fprintf(stdout, "  files            %s\n", profileFilesLine(pf.loaded))
 		fmt.Fprint(stdout, rep.String())
 		if runErr != nil {
 			fmt.Fprintln(stdout, "cannot run:", visible.Text(runErr.Error()))
@@ -103,4 +100,16 @@ func yesNo(ok bool, why string) string {
 		return "no"
 	}
 	return "no: " + visible.Text(why)
+}
+
+// profileFilesLine names the profile files a profile was built from.
+func profileFilesLine(files []string) string {
+	if len(files) == 0 {
+		return "none (the preset and the flags alone)"
+	}
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = visible.Text(f)
+	}
+	return strings.Join(quoted, ", ")
 }

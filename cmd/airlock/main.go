@@ -45,6 +45,12 @@ func main() {
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
 	cmds := subcommands()
+	if len(args) >= 2 && args[0] == "help" {
+		if _, ok := cmds[args[1]]; ok {
+			// "airlock help run" is "airlock run --help".
+			return dispatch([]string{args[1], "--help"}, stdout, stderr)
+		}
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout, cmds)
 		if len(args) == 0 {
@@ -53,7 +59,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if args[0] == "--version" || args[0] == "version" {
-		fmt.Fprintln(stdout, "airlock", version)
+		fmt.Fprintln(stdout, buildVersion())
 		return 0
 	}
 	c, ok := cmds[args[0]]

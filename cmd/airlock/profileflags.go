@@ -36,11 +36,14 @@ type profileFlags struct {
 	maxWrite   string
 	readOnlyWS bool
 	forceWS    bool
+
+	// loaded lists the profile files build read, in the order applied.
+	loaded []string
 }
 
 func (f *profileFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.profile, "profile", "", "preset name ("+strings.Join(profile.PresetNames(), ", ")+") or profile TOML file; default: workspace")
-	fs.StringVar(&f.workspace, "workspace", "", "project directory the command may read and write (default: the current directory)")
+	fs.StringVar(&f.workspace, "workspace", "", "project directory the command may read and write (default: the nearest directory from the current one upwards, below $HOME, with .airlock/ or .git, else the current directory)")
 	fs.Var(&f.read, "allow-read", "extra `PATH` the command may read (repeatable)")
 	fs.Var(&f.write, "allow-write", "extra `PATH` the command may read and write (repeatable)")
 	fs.Var(&f.sockets, "allow-socket", "host unix socket `PATH` the command may connect to (repeatable); no other host socket is reachable")
@@ -59,16 +62,20 @@ func (f *profileFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.forceWS, "force-workspace", false, "accept a workspace that is your home directory or an ancestor of it, a system directory (/etc, /usr, /var, ...) or a shared root (/home, /tmp, ...); the host's /proc, /sys and /dev are refused even so")
 }
 
-// build assembles the profile: preset, then the workspace's
-// .airlock/profile.toml, then a --profile file, then the flags.
+// build assembles the profile in the documented order (docs/PROFILES.md):
+// the preset, the workspace's .airlock/profile.toml, a --profile file,
+// then the flags. A --profile file naming a preset puts that preset under
+// the workspace's file rather than discarding it. f.loaded lists the
+// files read, for doctor and --report.
 func (f *profileFlags) build() (*profile.Profile, error) {
-	base := profile.Preset(profile.DefaultPreset)
+	presetName := ""
 	var fileSpec *profile.Spec
+	f.loaded = nil
 	if f.profile != "" {
-		if s, err := profile.LookupPreset(f.profile); err == nil {
-			base = s
+		if _, err := profile.LookupPreset(f.profile); err == nil {
+			presetName = f.profile
 		} else if _, statErr := os.Stat(f.profile); statErr == nil {
-			s, err := profile.LoadFile(f.profile)
+			s, err := profile.LoadLayer(f.profile)
 			if err != nil {
 				return nil, err
 			}
@@ -86,24 +93,33 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 			if err != nil {
 				return nil, err
 			}
-			ws = wd
+			// Run from a subdirectory, the workspace is the enclosing
+			// project; the command still starts in wd (run.go).
+			ws = profile.FindWorkspace(wd)
 		}
 	}
 	if abs, err := filepath.Abs(ws); err == nil && !strings.HasPrefix(ws, "~") {
 		ws = abs
 	}
-	spec := base
-	if wsSpec, ok, err := profile.LoadWorkspaceFile(ws); err != nil {
-		return nil, err
-	} else if ok {
-		spec = profile.Merge(spec, wsSpec)
+	var layers []profile.Spec
+	wsFile := filepath.Join(ws, profile.WorkspaceFile)
+	if _, err := os.Stat(wsFile); err == nil {
+		s, err := profile.LoadLayer(wsFile)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, s)
+		f.loaded = append(f.loaded, wsFile)
 	}
 	if fileSpec != nil {
-		if fileSpec.Preset != "" {
-			spec = *fileSpec
-		} else {
-			spec = profile.Merge(spec, *fileSpec)
+		layers = append(layers, *fileSpec)
+		if abs, err := filepath.Abs(f.profile); err == nil {
+			f.loaded = append(f.loaded, abs)
 		}
+	}
+	spec, err := profile.Compose(presetName, layers...)
+	if err != nil {
+		return nil, err
 	}
 	spec.Workspace = ws
 
@@ -124,20 +140,9 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 			over.Env.Allow = append(over.Env.Allow, e)
 		}
 	}
-	switch first, rest, _ := strings.Cut(f.net, ","); {
-	case f.net == "":
-	case f.net == profile.NetworkModeNone:
-		over.Network.Mode = f.net
-	case first == profile.NetworkModeAll:
-		over.Network.Mode = profile.NetworkModeAll
-		if rest != "" {
-			over.Network.Allow = strings.Split(rest, ",")
-		}
-	default:
-		over.Network.Mode = profile.NetworkModeAllow
-		over.Network.Allow = strings.Split(f.net, ",")
+	if err := netFlag(f.net, &over); err != nil {
+		return nil, err
 	}
-	var err error
 	if over.Budgets.Memory, err = sizeFlag("--memory", f.memory); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/internal/visible"
+	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -31,15 +31,14 @@ const (
 
 func runRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("airlock run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var pf profileFlags
 	pf.register(fs)
 	report := fs.String("report", "", "write the Result as JSON to `FILE`")
 	auditLog := fs.String("audit", "", "append spawn, enforcement and exit events to the audit log at `PATH` (\"default\": "+audit.DefaultPath()+")")
 	execID := fs.String("execution-id", "", "the execution id the events carry (default: a random one)")
 	grantTok := fs.String("grant", "", "run only with this single-use `TOKEN` from the gate, which must be for exactly this command, directory, profile and --execution-id (the Claude Code hook's sandbox rewrite passes it)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: airlock run [FLAGS] -- CMD [ARGS...]
+	help := func(w io.Writer) {
+		fmt.Fprint(w, `Usage: airlock run [FLAGS] -- CMD [ARGS...]
 
 Runs CMD inside the sandbox: an empty private HOME and /tmp, the workspace
 read-write (agent-persistence paths read-only), system paths read-only, no
@@ -54,18 +53,14 @@ effect it has outside a sandbox.
 
 Flags:
 `)
-		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseCommandFlags(fs, args, help, exitSetup, stdout, stderr); !ok {
+		return code
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "airlock run: no command given; usage: airlock run [FLAGS] -- CMD [ARGS...]")
-		return 2
+		return exitSetup
 	}
 	// Before the profile reads the workspace's .airlock/: a run whose
 	// supervisor died may have planted a profile there.
@@ -77,16 +72,25 @@ Flags:
 		fmt.Fprintln(stderr, "airlock:", err)
 		return exitSetup
 	}
-	p, err := pf.build()
+	p, err := pf.buildChecked(fs)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
+	// The report's destination is opened before the run: a path that
+	// cannot be written fails now, not after the command did its work.
+	reportOut, err := openReport(*report, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
+		return exitSetup
+	}
+	defer reportOut.Close()
 	ex, err := newRunExecutor(p, *grantTok, *execID)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
+	warnAddressSpace(stderr, ex.Report(), pf.memory != "")
 
 	// The first SIGINT, SIGTERM or SIGHUP goes to the command, with the
 	// effect it would have outside the sandbox (Process.Signal); a second
@@ -121,14 +125,26 @@ Flags:
 			*execID = newExecutionID()
 		}
 	}
-	res, err := runForwarding(ctx, cancel, ex, sandbox.Cmd{
+	// The spawn event is written as the command starts, so a log
+	// follower sees a long run while it runs.
+	spawned := false
+	onStart := func(level sandbox.Level) {
+		if log != nil {
+			spawned = true
+			if aerr := log.Append(spawnEvent(*execID, p.Fingerprint(), argv, level)); aerr != nil {
+				fmt.Fprintln(stderr, "airlock: audit:", visible.Text(aerr.Error()))
+			}
+		}
+	}
+	hint := &dnsHint{w: stderr, dnsOff: p.Spec().Network.Mode != profile.NetworkModeNone}
+	res, err := runForwarding(ctx, cancel, ex, onStart, sandbox.Cmd{
 		Args: argv, Dir: dir,
-		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
+		Stdin: os.Stdin, Stdout: stdout, Stderr: hint,
 		ExecutionID: *execID,
 		Grants:      grantClaims(*grantTok, argv),
 	}, sigs)
 	if log != nil {
-		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err); aerr != nil {
+		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err, spawned); aerr != nil {
 			fmt.Fprintln(stderr, "airlock: audit:", visible.Text(aerr.Error()))
 		}
 	}
@@ -150,12 +166,16 @@ Flags:
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock: warning:", visible.Text(err.Error()))
 	}
-	if *report != "" {
-		if werr := writeReport(*report, res); werr != nil {
+	// The hints' lines were printed as they happened; the Report gets
+	// their denials after the end-of-run lines below are chosen.
+	shown := len(res.Denials)
+	res.Denials = append(res.Denials, hint.denials()...)
+	if reportOut != nil {
+		if werr := reportOut.write(res, pf.loaded); werr != nil {
 			fmt.Fprintln(stderr, "airlock: write report:", visible.Text(werr.Error()))
 		}
 	}
-	for _, d := range res.Denials {
+	for _, d := range res.Denials[:shown] {
 		if d.Kind == "network" {
 			continue // the egress layer said so on stderr as it happened
 		}
@@ -169,7 +189,7 @@ Flags:
 // runForwarding runs cmd, passing the first signal from sigs to the
 // command and cancelling the run at the second. A signal that comes
 // before the command runs is passed on once it does.
-func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, cmd sandbox.Cmd, sigs <-chan os.Signal) (*sandbox.Result, error) {
+func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, started func(sandbox.Level), cmd sandbox.Cmd, sigs <-chan os.Signal) (*sandbox.Result, error) {
 	proc, err := ex.Prepare(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -177,6 +197,7 @@ func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.E
 	if err := proc.Start(); err != nil {
 		return nil, err
 	}
+	started(ex.Report().Level)
 	done := make(chan struct{})
 	go func() {
 		forwarded := false
@@ -228,30 +249,21 @@ func signalNumber(name string) int {
 	return 0
 }
 
-func writeReport(path string, res *sandbox.Result) error {
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o600)
-}
-
-// recordRun appends what one run did to the audit log: the spawn (or the
-// setup failure), each enforcement the sandbox recorded, and the exit.
-// Events are written after the run, so the log costs the command nothing.
-func recordRun(log *audit.Log, id, fingerprint string, argv []string, res *sandbox.Result, runErr error) error {
+// recordRun appends what one run did to the audit log: the spawn unless
+// it was written at the start (or the setup failure), each enforcement the
+// sandbox recorded, and the exit.
+func recordRun(log *audit.Log, id, fingerprint string, argv []string, res *sandbox.Result, runErr error, spawned bool) error {
 	base := audit.Event{ExecutionID: id, Tool: "airlock run", Profile: fingerprint}
-	spawn := base
-	spawn.Type = audit.TypeSpawn
-	spawn.Requirement = &audit.Requirement{Kind: "command.execute", Target: strings.Join(argv, " ")}
 	if res == nil {
+		spawn := spawnEvent(id, fingerprint, argv, "")
 		spawn.Decision = "deny"
 		spawn.Reason = "sandbox setup failed: " + runErr.Error()
 		return log.Append(spawn)
 	}
-	spawn.Detail = map[string]any{"level": res.Level, "setup_ms": res.Timings.Setup.Milliseconds()}
-	if err := log.Append(spawn); err != nil {
-		return err
+	if !spawned {
+		if err := log.Append(spawnEvent(id, fingerprint, argv, res.Level)); err != nil {
+			return err
+		}
 	}
 	for _, d := range res.Denials {
 		ev := base
@@ -265,8 +277,18 @@ func recordRun(log *audit.Log, id, fingerprint string, argv []string, res *sandb
 	}
 	exit := base
 	exit.Type = audit.TypeExit
-	exit.Detail = map[string]any{"status": res.Status, "exit_code": res.ExitCode, "run_ms": res.Timings.Run.Milliseconds()}
+	exit.Detail = map[string]any{"status": res.Status, "exit_code": res.ExitCode, "run_ms": res.Timings.Run.Milliseconds(), "setup_ms": res.Timings.Setup.Milliseconds()}
 	return log.Append(exit)
+}
+
+// spawnEvent is the event of a command started in the sandbox.
+func spawnEvent(id, fingerprint string, argv []string, level sandbox.Level) audit.Event {
+	ev := audit.Event{ExecutionID: id, Tool: "airlock run", Profile: fingerprint, Type: audit.TypeSpawn}
+	ev.Requirement = &audit.Requirement{Kind: "command.execute", Target: strings.Join(argv, " ")}
+	if level != "" {
+		ev.Detail = map[string]any{"level": level}
+	}
+	return ev
 }
 
 func newExecutionID() string {

@@ -67,7 +67,7 @@ func TestRunExitStatuses(t *testing.T) {
 		{"setup failure", []string{"--cpu", "100000", "--", "true"}, 125, "budgets.cpu", ""},
 		{"bad size", []string{"--memory", "12 apples", "--", "true"}, 125, "--memory", ""},
 		{"bad workspace", []string{"--workspace", "/nonexistent/ws", "--", "true"}, 125, "does not exist", ""},
-		{"no command", []string{}, 2, "no command", ""},
+		{"no command", []string{}, 125, "no command", ""},
 		{"report", []string{"--report", report, "--", "true"}, 0, "", ""},
 	}
 	for _, tt := range tests {

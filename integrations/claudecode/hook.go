@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/airlockhq/airlock/audit"
@@ -211,39 +210,15 @@ func newExecutionID() string {
 
 // FindWorkspace returns the workspace cwd belongs to: projectDir (Claude
 // Code's $CLAUDE_PROJECT_DIR) when cwd is inside it; else the nearest
-// directory from cwd upwards holding .airlock/, .claude/ (not the home
-// directory's, which holds Claude Code's user settings) or .git; else cwd.
+// directory from cwd upwards holding .airlock/, .claude/ or .git, below the
+// home directory (whose .claude holds Claude Code's user settings); else
+// cwd. It is profile.FindWorkspace, which airlock run uses too, with
+// Claude Code's own marker added.
 func FindWorkspace(cwd, projectDir string) string {
 	if projectDir != "" && within(cwd, projectDir) {
 		return projectDir
 	}
-	home, _ := os.UserHomeDir()
-	for dir := cwd; ; {
-		for _, marker := range []string{".airlock", ".claude", ".git"} {
-			if marker == ".claude" && dir == home {
-				continue
-			}
-			if _, err := os.Lstat(dir + string(os.PathSeparator) + marker); err == nil {
-				return dir
-			}
-		}
-		parent := parentDir(dir)
-		if parent == dir {
-			return cwd
-		}
-		dir = parent
-	}
-}
-
-func parentDir(dir string) string {
-	i := strings.LastIndexByte(dir, '/')
-	switch {
-	case i < 0:
-		return dir
-	case i == 0:
-		return "/"
-	}
-	return dir[:i]
+	return profile.FindWorkspace(cwd, ".claude")
 }
 
 // within reports whether path is dir or beneath it; both are clean and

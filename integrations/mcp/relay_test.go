@@ -26,7 +26,7 @@ func serveDownstream() {
 	})
 	sdk.AddTool(s, &sdk.Tool{Name: "whoami"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		host, _ := os.Hostname()
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "pid " + strconv.Itoa(os.Getpid()) + " host " + host}}}, nil, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ppid " + strconv.Itoa(os.Getppid()) + " host " + host}}}, nil, nil
 	})
 	sdk.AddTool(s, &sdk.Tool{Name: "forbidden"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "the forbidden tool ran"}}}, nil, nil
@@ -72,9 +72,10 @@ reason = "the forbidden tool is not for agents"
 	if res.IsError || text(res) != "echo: relayed" {
 		t.Errorf("echo: isError=%v %q", res.IsError, text(res))
 	}
-	// The server runs in the sandbox: it is PID 1 of its own pid namespace.
+	// The server runs in the sandbox: its parent is PID 1 of its own pid
+	// namespace, the sandbox's init (on the host it would be the proxy).
 	res = call(t, cs, "whoami", map[string]any{})
-	if res.IsError || !strings.HasPrefix(text(res), "pid 1 ") {
+	if res.IsError || !strings.HasPrefix(text(res), "ppid 1 ") {
 		t.Errorf("whoami: isError=%v %q", res.IsError, text(res))
 	}
 	res = call(t, cs, "forbidden", map[string]any{})

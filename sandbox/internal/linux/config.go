@@ -37,6 +37,9 @@ type Config struct {
 	NewCgroupNS bool `json:"new_cgroup_ns"`
 	// NewSession detaches from the caller's controlling terminal.
 	NewSession bool `json:"new_session"`
+	// StatusFD is the helper's descriptor where its init reports a
+	// command that died of a signal (init.go); 0: none.
+	StatusFD int `json:"status_fd,omitempty"`
 }
 
 // Mount kinds.

@@ -145,6 +145,9 @@ func Stage2() {
 			fail("exec guard", seccomp.Install(prog))
 		}
 	}
+	// The command runs as the child of an init (init.go), prepared
+	// before the limits.
+	ini := prepareInit(cfg.StatusFD)
 	// Limits last: under RLIMIT_AS (the memory budget where no cgroup
 	// can be written) the helper's own Go runtime could not map another
 	// arena; nothing after this point allocates.
@@ -153,10 +156,9 @@ func Stage2() {
 			unix.Setrlimit(r.Resource, &unix.Rlimit{Cur: r.Value, Max: r.Value}))
 	}
 	// The marker tells the supervisor the helper got this far: an error
-	// pipe that closes without it means the helper died on the way.
-	unix.Write(errorFD, []byte{ExecMarker})
-	err = unix.Exec(path, cfg.Argv, cfg.Env)
-	fail("exec "+cfg.Argv[0], err)
+	// pipe that closes without it means the helper died on the way. The
+	// init writes it once the command is exec'd.
+	ini.run(path, cfg.Argv, cfg.Env)
 }
 
 func readConfig() (*Config, error) {

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"sync"
+
+	"github.com/airlockhq/airlock/sandbox"
+)
+
+// Some refusals reach no part of airlock: with --net none a name lookup
+// fails inside the command's resolver, and a write to a read-only mount
+// (a protected path, a system path) fails with EROFS in the kernel, with
+// no event an unprivileged supervisor can read. dnsHint watches the
+// command's stderr for the messages programs print for these (glibc,
+// curl, git, ssh, Go, Node, pip; "Read-only file system") and says once
+// per kind, on airlock's own line, why; the Report gets a denial marked as
+// seen in the command's output. A command can print such a message
+// without the refusal: the lines and denials are hints, never a claim that
+// something was allowed.
+type dnsHint struct {
+	w        io.Writer
+	mu       sync.Mutex
+	tail     []byte // the end of the last write, for a message split across two
+	seen     bool   // a failed lookup (only watched for with --net none)
+	dnsOff   bool   // the network is not off: lookups are the gateway's to report
+	seenROFS bool
+	pending  []string // lines to say once the command's current line ends
+}
+
+// resolverFailures are the messages of failed name lookups.
+var resolverFailures = [][]byte{
+	[]byte("Temporary failure in name resolution"),
+	[]byte("Could not resolve host"),
+	[]byte("Could not resolve hostname"),
+	[]byte("Name or service not known"),
+	[]byte("No address associated with hostname"),
+	[]byte("getaddrinfo EAI_AGAIN"),
+	[]byte("getaddrinfo ENOTFOUND"),
+	[]byte(": no such host"),
+	[]byte("nodename nor servname provided"),
+}
+
+// readOnlyFailure is strerror(EROFS).
+var readOnlyFailure = []byte("Read-only file system")
+
+const readOnlyHintLine = "airlock: a write was refused: read-only in this sandbox are protected paths in the workspace (.git/hooks, .git/config, .airlock, ...) and everything outside it except /tmp, HOME and --allow-write paths\n"
+
+const dnsHintLine = "airlock: a name lookup failed: the network is off in this sandbox (--net none); allow the hosts the command needs with --net HOST,...\n"
+
+func (h *dnsHint) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Line by line, so a hint goes right after the end of the command's
+	// line that called for it and the two read together (a program may
+	// write its message and the newline separately, and one read may hold
+	// several lines).
+	n := 0
+	for len(p) > 0 {
+		seg := p
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			seg = p[:i+1]
+		}
+		p = p[len(seg):]
+		m, err := h.w.Write(seg)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		h.scanLocked(seg)
+		if len(h.pending) > 0 && bytes.HasSuffix(seg, []byte("\n")) {
+			h.flushLocked()
+		}
+	}
+	return n, nil
+}
+
+// scanLocked looks for the messages in what the command wrote, with the
+// end of its previous write for a message split across two.
+func (h *dnsHint) scanLocked(seg []byte) {
+	if (h.seen || h.dnsOff) && h.seenROFS {
+		return
+	}
+	buf := append(h.tail, seg...)
+	if !h.seen && !h.dnsOff {
+		for _, m := range resolverFailures {
+			if bytes.Contains(buf, m) {
+				h.seen = true
+				h.pending = append(h.pending, dnsHintLine)
+				break
+			}
+		}
+	}
+	if !h.seenROFS && bytes.Contains(buf, readOnlyFailure) {
+		h.seenROFS = true
+		h.pending = append(h.pending, readOnlyHintLine)
+	}
+	if len(buf) > 64 {
+		buf = buf[len(buf)-64:]
+	}
+	h.tail = append(h.tail[:0], buf...)
+}
+
+func (h *dnsHint) flushLocked() {
+	for _, line := range h.pending {
+		_, _ = h.w.Write([]byte(line))
+	}
+	h.pending = nil
+}
+
+// denials are the Report's records of the hints given; a hint still
+// waiting for the end of the command's line is said now.
+func (h *dnsHint) denials() []sandbox.Denial {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.pending) > 0 {
+		_, _ = h.w.Write([]byte("\n"))
+		h.flushLocked()
+	}
+	var out []sandbox.Denial
+	if h.seen {
+		out = append(out, sandbox.Denial{Kind: "network", Protocol: "dns", Target: "(a name, seen in the command's stderr)",
+			Reason: "name lookup with the network off (--net none)"})
+	}
+	if h.seenROFS {
+		out = append(out, sandbox.Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
+			Reason: "write to a path that is read-only in the sandbox (Read-only file system)"})
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package linux
+
+import (
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The stage-2 helper is PID 1 of the sandbox's pid namespace, and the
+// kernel shields a namespace's PID 1 from every signal it has no handler
+// for: a command exec'd in its place would ignore "kill -TERM $$", and an
+// abort() would end in SIGSEGV (glibc's last resort when SIGABRT does not
+// kill) instead of SIGABRT. So the helper stays as a minimal init, as
+// docker --init and bwrap do: the command runs as its child with ordinary
+// signal semantics, the init forwards the signals it receives to it, reaps
+// every orphan, and when the command ends it reports how and exits, which
+// ends every other process of the namespace.
+
+// initState is what the init prepares before the rlimits: under RLIMIT_AS
+// (the memory budget where no cgroup can be written) the Go runtime could
+// not map a new arena, so everything that allocates much comes first.
+type initState struct {
+	sigs     chan os.Signal
+	statusFD int
+}
+
+// prepareInit catches every signal, so none reaches the init's default
+// action and each can be forwarded.
+func prepareInit(statusFD int) *initState {
+	st := &initState{sigs: make(chan os.Signal, 64), statusFD: statusFD}
+	signal.Notify(st.sigs)
+	return st
+}
+
+// run starts the command as the init's child and never returns. An exec
+// that fails is a setup failure, reported on the error pipe as before;
+// otherwise the init writes the exec marker there and closes it, so the
+// supervisor sees the same protocol as when the helper exec'd itself.
+func (st *initState) run(path string, argv, env []string) {
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env:   env,
+		Files: []uintptr{0, 1, 2},
+	})
+	fail("exec "+argv[0], err)
+	unix.Write(errorFD, []byte{ExecMarker})
+	unix.Close(errorFD)
+	// The command has its own copies of stdin, stdout and stderr; the
+	// init's would keep the supervisor's output pipes open after the
+	// command's end if an orphan held them, so they go.
+	for fd := 0; fd <= 2; fd++ {
+		unix.Close(fd)
+	}
+	for sig := range st.sigs {
+		s, ok := sig.(syscall.Signal)
+		if !ok {
+			continue
+		}
+		switch s {
+		case syscall.SIGCHLD:
+			st.reap(pid)
+		case syscall.SIGURG:
+			// The Go runtime's own preemption signal, not the caller's.
+		default:
+			_ = unix.Kill(pid, s)
+		}
+	}
+}
+
+// reap collects every child that has ended; when the command is among
+// them, the init reports and exits.
+func (st *initState) reap(cmd int) {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+		if pid == cmd {
+			st.exit(ws)
+		}
+	}
+}
+
+// exit ends the init as the command ended. A PID 1 cannot die of a signal
+// it sends itself, so a command killed by signal N is reported on the
+// status pipe ("signal N", which the supervisor's Result shows) and the
+// init exits 128+N, what a shell and docker --init report for it.
+func (st *initState) exit(ws unix.WaitStatus) {
+	if ws.Signaled() {
+		if st.statusFD > 0 {
+			unix.Write(st.statusFD, []byte("signal "+strconv.Itoa(int(ws.Signal()))))
+		}
+		os.Exit(128 + int(ws.Signal()))
+	}
+	os.Exit(ws.ExitStatus())
+}
