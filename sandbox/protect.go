@@ -160,9 +160,12 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 			errs = append(errs, err)
 			continue
 		}
+		denials = append(denials, d...)
+		if fd < 0 {
+			continue // gone: nothing beneath it to check
+		}
 		rootFDs[i] = fd
 		defer unix.Close(fd)
-		denials = append(denials, d...)
 	}
 	states := append([]protectedState(nil), j.States...)
 	// Wildcard entries may match paths that appeared during the run.
@@ -222,6 +225,13 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 // local user write into it).
 func checkRoot(r rootState) ([]Denial, int, error) {
 	fd, err := unix.Open(r.Path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		// The tree was removed (a temporary workspace cleaned up after
+		// its supervisor died): what the run planted went with it, and a
+		// journal that waited for it forever would stop every later run.
+		return []Denial{{Kind: "filesystem", Target: r.Path,
+			Reason: "the writable tree no longer exists: nothing the run left there remains to check"}}, -1, nil
+	}
 	if err != nil {
 		return nil, -1, fmt.Errorf("open %s: %w", r.Path, err)
 	}

@@ -35,6 +35,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	airlockBin = filepath.Join(dir, "airlock")
+	// Run journals and grants of the airlock processes these tests start
+	// (one is SIGKILLed on purpose) stay in the test's own state directory.
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
 	out, err := exec.Command("go", "build", "-o", airlockBin, "github.com/airlockhq/airlock/cmd/airlock").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
