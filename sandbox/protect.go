@@ -54,7 +54,10 @@ type protectPlan struct {
 	// dotgits are the .git entries in the writable trees at compile; a
 	// .git the end of the run finds elsewhere is checked as created.
 	dotgits []string
-	ws      string
+	// placeholders are, per writable tree, the top-level names absent
+	// at compile that the start holds with a placeholder.
+	placeholders map[string][]string
+	ws           string
 }
 
 // protectedState is one checked path at the start of the run: Rel inside
@@ -164,6 +167,11 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 		defer unix.Close(fd)
 		denials = append(denials, d...)
 	}
+	// Placeholders first: one removed leaves its name absent, as it was
+	// at the start; one changed on the host is left, and not judged as
+	// the run's.
+	left, perrs := removePlaceholders(j, rootFDs)
+	errs = append(errs, perrs...)
 	states := append([]protectedState(nil), j.States...)
 	// Wildcard entries may match paths that appeared during the run.
 	if ri, _ := rootOf(rootPaths(j.Roots), j.Workspace); ri >= 0 && rootFDs[ri] >= 0 {
@@ -202,6 +210,9 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 	for _, st := range states {
 		if st.Root >= len(rootFDs) || rootFDs[st.Root] < 0 {
 			continue // its root failed above
+		}
+		if left[fmt.Sprint(st.Root, "/", st.Rel)] {
+			continue
 		}
 		d, err := checkOne(rootFDs[st.Root], j.Roots[st.Root].Path, st, j.RunID, had)
 		if err != nil {

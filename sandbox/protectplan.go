@@ -43,7 +43,17 @@ func planProtection(s profile.Spec) protectPlan {
 			}
 		}
 		pl.present = append(pl.present, protectedPaths(ws, pl.globs)...)
+		// A top-level name the list holds only beneath (.git for
+		// .git/hooks) is held too when it exists and is not a git
+		// directory (pinned above): an empty .git, or another run's
+		// placeholder, must not become a repository during this run.
+		for _, top := range topNames(s.Filesystem.Protected) {
+			if path := filepath.Join(ws, top); lexists(path) {
+				pl.present = append(pl.present, path)
+			}
+		}
 	}
+	pl.placeholders = placeholderNames(pl, s.Filesystem.Protected, s.ReadOnlyWorkspace)
 	pl.present = uniqueSorted(pl.present)
 	pl.absent = uniqueSorted(pl.absent)
 	pl.pins = git.pins
@@ -60,6 +70,13 @@ func protectMounts(pl protectPlan) []linux.Mount {
 		pinned[p] = true
 	}
 	paths := append([]string(nil), pl.present...)
+	// Placeholders are made at the start (placeholders.go); one that
+	// could not be made is not mounted (Optional).
+	for root, names := range pl.placeholders {
+		for _, n := range names {
+			paths = append(paths, filepath.Join(root, n))
+		}
+	}
 	sort.SliceStable(paths, func(i, j int) bool { return depth(paths[i]) < depth(paths[j]) })
 	var ro []string
 	var out []linux.Mount
@@ -96,6 +113,11 @@ func (p *Process) startProtection() error {
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
 	}
 	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits}
+	for ri, r := range pl.roots {
+		for _, n := range pl.placeholders[r] {
+			j.Placeholders = append(j.Placeholders, placeholder{Root: ri, Name: n, Temp: n + ".airlock-placeholder-" + p.runID})
+		}
+	}
 	dir, err := pickJournalDir(pl.roots)
 	if err == nil {
 		err = j.create(dir)
@@ -104,6 +126,11 @@ func (p *Process) startProtection() error {
 		return &SetupError{Step: "run journal", Err: err}
 	}
 	p.journal = j
+	// Journaled first: a supervisor that dies from here on has them
+	// removed by the next start.
+	if err := placePlaceholders(j); err != nil {
+		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the writable trees writable by this user, or remove what is in the way", err)}
+	}
 	return nil
 }
 
