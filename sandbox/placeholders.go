@@ -40,6 +40,21 @@ type placeholder struct {
 	// Ino is its device and inode once made; zero when it was not
 	// (the name appeared on the host meanwhile, or cannot be made).
 	Ino [2]uint64 `json:"ino,omitempty"`
+	// Socket: a socket inode (.git), not a directory.
+	Socket bool `json:"socket,omitempty"`
+}
+
+// placeholderMode is the file type of the placeholder for name. .git is
+// a socket inode (mknod, nothing listens): git's discovery skips a .git
+// that is neither a directory nor a regular file and goes on upward, as
+// it does a .git directory that is not a repository; but go build takes
+// any .git directory for a repository and fails to stamp it, and an
+// empty .git file makes git fail. Everything else is a directory.
+func placeholderMode(name string) uint32 {
+	if name == ".git" {
+		return unix.S_IFSOCK
+	}
+	return unix.S_IFDIR
 }
 
 // placeholderNames lists, for each writable tree of the plan, the
@@ -102,7 +117,13 @@ func placePlaceholders(j *runJournal) error {
 			}
 			fds[ph.Root] = fd
 		}
-		if err := unix.Mkdirat(fd, ph.Temp, 0o755); err != nil {
+		var err error
+		if ph.Socket {
+			err = unix.Mknodat(fd, ph.Temp, unix.S_IFSOCK|0o644, 0)
+		} else {
+			err = unix.Mkdirat(fd, ph.Temp, 0o755)
+		}
+		if err != nil {
 			if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) {
 				continue // the run, as this user or less, cannot make it either
 			}
@@ -128,7 +149,7 @@ func placePlaceholders(j *runJournal) error {
 		if errors.Is(err, unix.EEXIST) {
 			// Made on the host since the compile: it exists now, and the
 			// view holds it read-only like any other.
-			if err := unix.Unlinkat(fd, ph.Temp, unix.AT_REMOVEDIR); err != nil {
+			if err := unix.Unlinkat(fd, ph.Temp, unlinkFlag(ph.Socket)); err != nil {
 				return fmt.Errorf("placeholder %s: %w", filepath.Join(j.Roots[ph.Root].Path, ph.Temp), err)
 			}
 			ph.Ino, changed = [2]uint64{}, true
@@ -171,13 +192,13 @@ func removePlaceholders(j *runJournal, rootFDs []int) (map[string]bool, []error)
 			continue // its root failed the check already
 		}
 		fd, rootPath := rootFDs[ph.Root], j.Roots[ph.Root].Path
-		if err := removePlaceholder(fd, ph.Temp, ph.Ino, true); err != nil {
+		if err := removePlaceholder(fd, ph.Temp, ph.Ino, ph.Socket, true); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(rootPath, ph.Temp), err))
 		}
 		if ph.Ino == ([2]uint64{}) {
 			continue // never renamed into place: what is there is not ours
 		}
-		if err := removePlaceholder(fd, ph.Name, ph.Ino, false); err != nil {
+		if err := removePlaceholder(fd, ph.Name, ph.Ino, ph.Socket, false); err != nil {
 			left[fmt.Sprint(ph.Root, "/", ph.Name)] = true
 			errs = append(errs, fmt.Errorf("placeholder %s: %w; it was left in place", filepath.Join(rootPath, ph.Name), err))
 		}
@@ -186,11 +207,11 @@ func removePlaceholders(j *runJournal, rootFDs []int) (map[string]bool, []error)
 }
 
 // removePlaceholder removes name beneath root if it is the empty
-// directory ino. At the temporary name (temp), an entry that is not the
+// directory (or the socket) ino. At the temporary name (temp), an entry that is not the
 // placeholder is left alone: it is a plain file of the run's, not a
 // protected one; with no inode journaled, the supervisor died before the
 // helper started, so an empty directory there is the placeholder.
-func removePlaceholder(root int, name string, ino [2]uint64, temp bool) error {
+func removePlaceholder(root int, name string, ino [2]uint64, socket, temp bool) error {
 	var s unix.Stat_t
 	err := unix.Fstatat(root, name, &s, unix.AT_SYMLINK_NOFOLLOW)
 	if errors.Is(err, unix.ENOENT) {
@@ -199,15 +220,19 @@ func removePlaceholder(root int, name string, ino [2]uint64, temp bool) error {
 	if err != nil {
 		return err
 	}
-	mine := ino == [2]uint64{s.Dev, s.Ino} ||
-		(temp && ino == [2]uint64{} && s.Mode&unix.S_IFMT == unix.S_IFDIR && s.Uid == uint32(unix.Geteuid()))
+	want := uint32(unix.S_IFDIR)
+	if socket {
+		want = unix.S_IFSOCK
+	}
+	mine := s.Mode&unix.S_IFMT == want && (ino == [2]uint64{s.Dev, s.Ino} ||
+		temp && ino == [2]uint64{} && s.Uid == uint32(unix.Geteuid()))
 	if !mine {
 		if temp {
 			return nil
 		}
 		return errors.New("replaced during the run (not the directory airlock made)")
 	}
-	err = unix.Unlinkat(root, name, unix.AT_REMOVEDIR)
+	err = unix.Unlinkat(root, name, unlinkFlag(socket))
 	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 		return errors.New("written into on the host during the run (no longer empty)")
 	}
@@ -217,4 +242,11 @@ func removePlaceholder(root int, name string, ino [2]uint64, temp bool) error {
 func lexists(path string) bool {
 	var s unix.Stat_t
 	return !errors.Is(unix.Lstat(path, &s), unix.ENOENT)
+}
+
+func unlinkFlag(socket bool) int {
+	if socket {
+		return 0
+	}
+	return unix.AT_REMOVEDIR
 }
