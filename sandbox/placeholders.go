@@ -11,25 +11,23 @@ import (
 
 // Placeholders keep a protected name that is absent at the start from
 // being made by the run. Before the helper starts, the supervisor makes
-// an empty directory at each such name at the top of a writable tree
-// (the profile's protected names at the workspace, .git at every other
+// an inert entry at each such name at the top of a writable tree (the
+// profile's protected names at the workspace, .git at every other
 // writable tree); the view mounts it read-only like any protected path
 // that exists, so the run can neither create inside it nor rename,
-// remove or replace it (EROFS, EBUSY). Host tools meanwhile find an
-// empty directory: git's discovery skips a .git that is not a git
-// directory and goes on upward, as if it were absent.
+// remove or replace it (EROFS, EBUSY).
 //
-// Every placeholder is an empty directory, for file names too
-// (.mcp.json, .envrc): git lists neither an empty directory as untracked
-// nor adds it, so a `git add -A` in the run (or on the host meanwhile)
-// commits nothing of it, and no host tool reads an empty file as its
-// (empty) configuration.
+// Every placeholder but .git (a socket, placeholderMode) is an empty
+// directory, for file names too (.mcp.json, .envrc): git neither lists
+// an empty directory as untracked nor adds it, so a `git add -A` in the
+// run (or on the host meanwhile) commits nothing of it, and no host tool
+// reads an empty file as its (empty) configuration.
 //
 // Each one is made under a name of this run first, journaled with its
 // inode, then renamed into place, so a supervisor that dies at any point
 // has it removed by the next start (checkProtected). It is removed only
-// while it is the same inode and still empty; anything else fails the
-// check and is left for the user to look at.
+// while it is the same inode and type and still empty; anything else
+// fails the check and is left for the user to look at.
 
 // placeholder is one name made for the run, journaled.
 type placeholder struct {
