@@ -17,9 +17,13 @@ import (
 // it and its submodules' and worktrees') is a mount point there, so the
 // run can neither write, rename, remove nor replace any of them.
 //
+// Names absent at the top of a writable tree hold a read-only
+// placeholder for the run (placeholders.go).
+//
 // The end-of-run check (checkProtected), a backstop for what prevention
-// cannot reach: a protected path that did not exist at start, or that
-// the run reached again by moving a directory above it. A path found
+// cannot reach: a protected path that did not exist at start beneath an
+// existing directory, or that the run reached again by moving a
+// directory above it. A path found
 // there that the run may have created is renamed to
 // NAME.airlock-quarantine-RUNID and reported. The check resolves every
 // path beneath a directory descriptor of its writable tree without
