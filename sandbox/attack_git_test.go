@@ -10,6 +10,7 @@ import (
 
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox"
 )
 
 // gitPrelude defines, for every git attack script, mk (write an
@@ -192,30 +193,44 @@ func TestAttackGitRepositories(t *testing.T) {
 
 // TestAttackGitStatusDuringRun: host git running while the run is still
 // going (a shell prompt, an IDE) must not find a program the run planted
-// in an existing repository. The sandbox tries every route, then waits;
-// the host runs `git status` meanwhile.
+// in an existing repository, nor a repository the run made in a tree
+// that had none (the workspace, a writable path): that tree's .git is a
+// read-only placeholder for the run. The sandbox tries every route, then
+// waits; the host runs `git status` meanwhile.
 func TestAttackGitStatusDuringRun(t *testing.T) {
 	const routes = `cp .git/config .git/config.new; printf '[core]\n\tfsmonitor = %s\n' "$fsm" >> .git/config.new; mv .git/config.new .git/config; git config core.fsmonitor "$fsm"; printf '[core]\n\tfsmonitor = %s\n' "$fsm" >> .git/config; mv .git .git.old && mkdir .git && cp -r .git.old/. .git/ && git config core.fsmonitor "$fsm"; `
+	// In a tree with no .git: make a repository in place, after moving
+	// or removing whatever holds the name.
+	const plainRoutes = `rmdir .git; mv .git .git.old; rm -rf .git; git init -q . && git config core.fsmonitor "$fsm"; mkdir -p .git/hooks && cp -r /nonexistent .git 2>/dev/null; `
 	for _, tc := range []struct {
-		name, knownGap string
-		plain          bool
+		name  string
+		plain bool
+		// root: the attack is in a writable path (--allow-write) with no
+		// .git, not in the workspace.
+		root bool
 	}{
 		{name: "existing-repository"},
-		{name: "plain-workspace", plain: true,
-			knownGap: "a .git the run creates in a workspace that had none is moved aside only when the run ends; refusing its creation needs the seccomp guard (docs/ARCHITECTURE.md)"},
+		{name: "plain-workspace", plain: true},
+		{name: "plain-writable-root", plain: true, root: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sandboxtest.PlantSecrets(t)
 			ws := sandboxtest.GitWorkspace(t)
-			script := routes
+			extra := sandboxtest.Workspace(t)
+			script, dir := routes, ws
 			if tc.plain {
 				must(t, os.RemoveAll(filepath.Join(ws, ".git")))
-				script = `git init -q . && git config core.fsmonitor "$fsm"; `
+				script = plainRoutes
 			}
-			sb := sandboxtest.New(t, preset, ws, nil)
+			var edit func(*profile.Spec)
+			if tc.root {
+				script, dir = `cd "$extra" && { `+plainRoutes+` }; cd "$OLDPWD"; `, extra
+				edit = func(s *profile.Spec) { s.Filesystem.Write = append(s.Filesystem.Write, extra) }
+			}
+			sb := sandboxtest.New(t, preset, ws, edit)
 			marker := filepath.Join(sandboxtest.OutsideDir(t), "ran")
 			ready := filepath.Join(ws, "ready")
-			r := sb.Start(t, sandboxtest.Probe{Args: sandboxtest.Sh(gitPrelude+script+`touch ready; sleep 30`, marker, "")})
+			r := sb.Start(t, sandboxtest.Probe{Args: sandboxtest.Sh(gitPrelude+script+`touch ready; sleep 30`, marker, extra)})
 			for i := 0; i < 200 && !sandboxtest.Exists(ready); i++ {
 				time.Sleep(50 * time.Millisecond)
 			}
@@ -223,21 +238,25 @@ func TestAttackGitStatusDuringRun(t *testing.T) {
 				r.Kill()
 				t.Fatalf("the run never got ready\n%s", r.Wait())
 			}
-			ran := hostGitRuns(marker, []string{ws})
+			ran := hostGitRuns(marker, []string{dir})
 			r.Kill()
 			o := r.Wait()
 			if ran {
-				if tc.knownGap != "" {
-					t.Skipf("KNOWN GAP: %s\n%s", tc.knownGap, o)
-				}
 				t.Errorf("ATTACK SUCCEEDED: host git status during the run ran the planted fsmonitor\n%s", o)
 			}
-			os.Remove(ready)
 			if tc.plain {
-				os.RemoveAll(filepath.Join(ws, ".git"))
+				// The run could not make a repository there, and said so;
+				// the placeholder is gone once the run ended.
+				if !strings.Contains(o.Output(), ".git") || o.Result.Status != sandbox.StatusCancelled {
+					t.Errorf("git init in the run did not fail naming .git: %s", o)
+				}
+				if sandboxtest.Exists(filepath.Join(dir, ".git")) {
+					t.Errorf("%s/.git is left after the run; denials %+v", dir, o.Result.Denials)
+				}
 			}
-			sb.Host(t, sandboxtest.Probe{Args: sandboxtest.Sh(gitPrelude+script, marker, "")})
-			if !hostGitRuns(marker, []string{ws}) {
+			os.Remove(ready)
+			sb.Host(t, sandboxtest.Probe{Args: sandboxtest.Sh(gitPrelude+script, marker, extra)})
+			if !hostGitRuns(marker, []string{dir}) {
 				t.Fatal("positive control failed: the routes run on the host did not make host git run the marker program")
 			}
 		})

@@ -27,6 +27,9 @@ type runJournal struct {
 	Roots     []rootState      `json:"roots"`
 	States    []protectedState `json:"states"`
 	DotGits   []string         `json:"dot_gits,omitempty"`
+	// Placeholders are the empty directories made for the run
+	// (placeholders.go), removed by the check.
+	Placeholders []placeholder `json:"placeholders,omitempty"`
 
 	file *os.File // open and locked while the run lasts
 }
@@ -126,6 +129,23 @@ func (j *runJournal) create(dir string) error {
 		return fmt.Errorf("run journal: %w", err)
 	}
 	j.file = f
+	return nil
+}
+
+// rewrite writes the journal again in place, still locked (a new file
+// renamed over it would be unlocked, and another start could take it
+// for an interrupted run's).
+func (j *runJournal) rewrite() error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	if _, err := j.file.WriteAt(data, 0); err != nil {
+		return fmt.Errorf("run journal: %w", err)
+	}
+	if err := j.file.Truncate(int64(len(data))); err != nil {
+		return fmt.Errorf("run journal: %w", err)
+	}
 	return nil
 }
 

@@ -17,9 +17,13 @@ import (
 // it and its submodules' and worktrees') is a mount point there, so the
 // run can neither write, rename, remove nor replace any of them.
 //
+// Names absent at the top of a writable tree hold a read-only
+// placeholder for the run (placeholders.go).
+//
 // The end-of-run check (checkProtected), a backstop for what prevention
-// cannot reach: a protected path that did not exist at start, or that
-// the run reached again by moving a directory above it. A path found
+// cannot reach: a protected path that did not exist at start beneath an
+// existing directory, or that the run reached again by moving a
+// directory above it. A path found
 // there that the run may have created is renamed to
 // NAME.airlock-quarantine-RUNID and reported. The check resolves every
 // path beneath a directory descriptor of its writable tree without
@@ -54,7 +58,10 @@ type protectPlan struct {
 	// dotgits are the .git entries in the writable trees at compile; a
 	// .git the end of the run finds elsewhere is checked as created.
 	dotgits []string
-	ws      string
+	// placeholders are, per writable tree, the top-level names absent
+	// at compile that the start holds with a placeholder.
+	placeholders map[string][]string
+	ws           string
 }
 
 // protectedState is one checked path at the start of the run: Rel inside
@@ -167,6 +174,11 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 		rootFDs[i] = fd
 		defer unix.Close(fd)
 	}
+	// Placeholders first: one removed leaves its name absent, as it was
+	// at the start; one changed on the host is left, and not judged as
+	// the run's.
+	left, perrs := removePlaceholders(j, rootFDs)
+	errs = append(errs, perrs...)
 	states := append([]protectedState(nil), j.States...)
 	// Wildcard entries may match paths that appeared during the run.
 	if ri, _ := rootOf(rootPaths(j.Roots), j.Workspace); ri >= 0 && rootFDs[ri] >= 0 {
@@ -205,6 +217,9 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 	for _, st := range states {
 		if st.Root >= len(rootFDs) || rootFDs[st.Root] < 0 {
 			continue // its root failed above
+		}
+		if left[fmt.Sprint(st.Root, "/", st.Rel)] {
+			continue
 		}
 		d, err := checkOne(rootFDs[st.Root], j.Roots[st.Root].Path, st, j.RunID, had)
 		if err != nil {

@@ -15,7 +15,8 @@ import (
 
 // TestProtectedPaths: agent-persistence paths cannot be written, swapped
 // or created by a run; what a run creates there is moved aside and
-// reported, and a repository the run initialises itself stays usable.
+// reported, and a repository the run initialises beneath the top stays
+// usable.
 func TestProtectedPaths(t *testing.T) {
 	ex, ws := newExecutor(t, nil)
 	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
@@ -53,34 +54,40 @@ func TestProtectedPaths(t *testing.T) {
 		}
 	})
 	t.Run("create missing", func(t *testing.T) {
-		res := run(t, ex, `mkdir -p .vscode && echo '{"tasks":[]}' > .vscode/tasks.json && echo '{"mcpServers":{}}' > .mcp.json && cat .vscode/tasks.json`)
-		if res.Status != sandbox.StatusSucceeded {
-			t.Fatalf("status %s stderr %s", res.Status, res.Stderr)
+		// Absent at the top of the workspace: each name holds a
+		// read-only placeholder for the run, so nothing can be made there.
+		res := run(t, ex, `mkdir -p .vscode; echo '{"tasks":[]}' > .vscode/tasks.json; echo '{"mcpServers":{}}' > .mcp.json; rmdir .vscode; mv .mcp.json x; ls -a`)
+		if !strings.Contains(string(res.Stdout), ".vscode") || !strings.Contains(string(res.Stderr), "Read-only file system") {
+			t.Errorf("no placeholder in the run: status %s stdout %s stderr %s", res.Status, res.Stdout, res.Stderr)
 		}
-		for _, p := range []string{".vscode", ".mcp.json"} {
-			if _, err := os.Stat(filepath.Join(ws, p)); err == nil {
-				t.Errorf("%s created by the run is still on the host", p)
-			}
-			matches, _ := filepath.Glob(filepath.Join(ws, p+".airlock-quarantine-*"))
-			if len(matches) != 1 {
-				t.Errorf("%s not moved aside: %v", p, matches)
+		for _, p := range []string{".vscode", ".mcp.json", "x"} {
+			if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+				t.Errorf("%s is on the host after the run", p)
 			}
 		}
-		if len(res.Denials) != 2 {
-			t.Errorf("denials %+v; want one per created path", res.Denials)
+		if m, _ := filepath.Glob(filepath.Join(ws, "*.airlock-*")); len(m) != 0 || len(res.Denials) != 0 {
+			t.Errorf("left %v, denials %+v", m, res.Denials)
 		}
 	})
 	t.Run("git init in a fresh workspace", func(t *testing.T) {
 		ex2, ws2 := newExecutor(t, nil)
-		res, err := ex2.Run(context.Background(), sandbox.Cmd{Args: []string{"sh", "-c", "git init -q . && git -c user.name=a -c user.email=a@b.c commit -q --allow-empty -m one"}})
+		res, err := ex2.Run(context.Background(), sandbox.Cmd{Args: []string{"sh", "-c", "git init -q . && echo made"}})
+		if err != nil || res.Status == sandbox.StatusSucceeded || !strings.Contains(string(res.Stderr), ".git") {
+			t.Errorf("git init at the top of a workspace without a repository did not fail naming .git: %v %s %s", err, res.Status, res.Stderr)
+		}
+		// A new repository beneath the top is made and kept.
+		res, err = ex2.Run(context.Background(), sandbox.Cmd{Args: []string{"sh", "-c", "git init -q sub && git -C sub -c user.name=a -c user.email=a@b.c commit -q --allow-empty -m one"}})
 		if err != nil || res.Status != sandbox.StatusSucceeded {
 			t.Fatalf("%v %+v", err, res)
 		}
 		if len(res.Denials) != 0 {
 			t.Errorf("a plain git init was reported: %+v", res.Denials)
 		}
-		if out, err := exec.Command("git", "-C", ws2, "log", "--oneline").CombinedOutput(); err != nil || !strings.Contains(string(out), "one") {
+		if out, err := exec.Command("git", "-C", filepath.Join(ws2, "sub"), "log", "--oneline").CombinedOutput(); err != nil || !strings.Contains(string(out), "one") {
 			t.Errorf("repository made in the run is not usable: %v %s", err, out)
+		}
+		if sandboxtest.Exists(filepath.Join(ws2, ".git")) {
+			t.Error("the .git placeholder is left after the run")
 		}
 	})
 }

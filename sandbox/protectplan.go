@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
 )
@@ -43,7 +45,17 @@ func planProtection(s profile.Spec) protectPlan {
 			}
 		}
 		pl.present = append(pl.present, protectedPaths(ws, pl.globs)...)
+		// A top-level name the list holds only beneath (.git for
+		// .git/hooks) is held too when it exists and is not a git
+		// directory (pinned above): an empty .git, or another run's
+		// placeholder, must not become a repository during this run.
+		for _, top := range topNames(s.Filesystem.Protected) {
+			if path := filepath.Join(ws, top); lexists(path) {
+				pl.present = append(pl.present, path)
+			}
+		}
 	}
+	pl.placeholders = placeholderNames(pl, s.Filesystem.Protected, s.ReadOnlyWorkspace)
 	pl.present = uniqueSorted(pl.present)
 	pl.absent = uniqueSorted(pl.absent)
 	pl.pins = git.pins
@@ -60,6 +72,13 @@ func protectMounts(pl protectPlan) []linux.Mount {
 		pinned[p] = true
 	}
 	paths := append([]string(nil), pl.present...)
+	// Placeholders are made at the start (placeholders.go); one that
+	// could not be made is not mounted (Optional).
+	for root, names := range pl.placeholders {
+		for _, n := range names {
+			paths = append(paths, filepath.Join(root, n))
+		}
+	}
 	sort.SliceStable(paths, func(i, j int) bool { return depth(paths[i]) < depth(paths[j]) })
 	var ro []string
 	var out []linux.Mount
@@ -96,6 +115,11 @@ func (p *Process) startProtection() error {
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
 	}
 	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits}
+	for ri, r := range pl.roots {
+		for _, n := range pl.placeholders[r] {
+			j.Placeholders = append(j.Placeholders, placeholder{Root: ri, Name: n, Temp: n + ".airlock-placeholder-" + p.runID, Socket: placeholderMode(n) == unix.S_IFSOCK})
+		}
+	}
 	dir, err := pickJournalDir(pl.roots)
 	if err == nil {
 		err = j.create(dir)
@@ -104,6 +128,11 @@ func (p *Process) startProtection() error {
 		return &SetupError{Step: "run journal", Err: err}
 	}
 	p.journal = j
+	// Journaled first: a supervisor that dies from here on has them
+	// removed by the next start.
+	if err := placePlaceholders(j); err != nil {
+		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the writable trees writable by this user, or remove what is in the way", err)}
+	}
 	return nil
 }
 
@@ -127,13 +156,15 @@ func (p *Process) finishProtection() ([]Denial, error) {
 }
 
 // protectedPathsStatus is the Report's line for protected paths. What
-// exists at the start is kept from the run by mounts; a protected name
-// that does not exist yet can be created during the run and is moved
-// aside only when it ends (or by the next start, if the supervisor
-// died), so host tools that run meanwhile can act on it. Refusing its
-// creation needs a seccomp guard on entry-creating calls, which this
-// version does not have: the line is degraded wherever anything is
-// writable.
+// exists at the start is kept from the run by mounts, and so is every
+// top-level protected name absent then (placeholders.go). A protected
+// path absent at start beneath an existing directory (a nested sub/.git,
+// a repository's missing hooks directory, an include target) can still
+// be created during the run and is moved aside only when it ends (or by
+// the next start, if the supervisor died), so host tools that run
+// meanwhile can act on it. Refusing its creation needs a seccomp guard
+// on entry-creating calls, which this version does not have: the line is
+// degraded wherever anything is writable.
 func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 	st := GuaranteeStatus{Guarantee: profile.ProtectedPaths}
 	switch {
@@ -143,8 +174,8 @@ func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 		st.Status, st.Reason = Unavailable, "user namespaces unavailable: "+h.UserNSReason
 	default:
 		st.Status = Degraded
-		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; journaled end-of-run check"
-		st.Reason = "a protected name absent at start (.git in a workspace without one, a new nested repository, .vscode, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs during the run can act on it; the workspace's own mode and owner are put back at the end, not held"
+		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start (.git in every writable tree); journaled end-of-run check"
+		st.Reason = "a protected path absent at start beneath an existing directory (a new nested repository such as sub/.git, a repository's missing hooks directory, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs there during the run can act on it; the workspace's own mode and owner are put back at the end, not held"
 	}
 	return st
 }

@@ -13,9 +13,12 @@ import (
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
-// plantProfile is a run that writes a workspace profile widening every
-// later run (write access to $1), and an editor task, then waits.
-const plantProfile = `mkdir -p .airlock .vscode && printf '[filesystem]\nwrite = ["%s"]\n' "$1" > .airlock/profile.toml && echo '{}' > .vscode/tasks.json && touch ready && sleep 60`
+// plantProfile is a run that tries to write a workspace profile widening
+// every later run (write access to $1) and an editor task, which the
+// placeholders the start made refuse, and makes a nested repository with
+// a config that runs a program, which only the end-of-run check catches;
+// then it waits.
+const plantProfile = `mkdir -p .airlock .vscode; printf '[filesystem]\nwrite = ["%s"]\n' "$1" > .airlock/profile.toml; echo '{}' > .vscode/tasks.json; mkdir -p sub/.git && printf '[core]\n\tfsmonitor = touch /tmp/x\n' > sub/.git/config; touch ready; sleep 60`
 
 // cliEnv is the environment of an airlock process in these tests: its
 // own HOME, so its run journals are its own.
@@ -34,22 +37,31 @@ func waitFile(t *testing.T, path string) {
 }
 
 // TestInterruptedRunIsChecked: a supervisor killed outright (SIGKILL from
-// a harness timeout) never runs its end-of-run check. The next start
-// runs it, before the workspace's .airlock/ is read: the profile the
-// killed run planted must not widen the next run.
+// a harness timeout) never runs its end-of-run check nor removes its
+// placeholders. The next start does both, before the workspace's
+// .airlock/ is read: the profile the killed run tried to plant must not
+// widen the next run, and no placeholder is left.
 func TestInterruptedRunIsChecked(t *testing.T) {
 	bin := buildAirlock(t)
 	home, ws, outside := t.TempDir(), sandboxtest.Workspace(t), t.TempDir()
+	before := dirNames(t, ws)
 	cmd := exec.Command(bin, "run", "--workspace", ws, "--", "sh", "-c", plantProfile, "plant", outside)
 	cmd.Env = cliEnv(home)
 	must(t, cmd.Start())
 	waitFile(t, filepath.Join(ws, "ready"))
 	must(t, cmd.Process.Signal(syscall.SIGKILL))
 	cmd.Wait()
-	// The supervisor died before any check: the planted files are there,
-	// and so is its journal.
-	if !sandboxtest.Exists(filepath.Join(ws, ".airlock", "profile.toml")) {
-		t.Fatal("the killed run's profile is gone before the next start: nothing left to test")
+	os.Remove(filepath.Join(ws, "ready"))
+	// The supervisor died before any check: its placeholders (empty,
+	// nothing of the run's in them), the nested repository and its
+	// journal are there.
+	if sandboxtest.Exists(filepath.Join(ws, ".airlock", "profile.toml")) || sandboxtest.Exists(filepath.Join(ws, ".vscode", "tasks.json")) {
+		t.Error("ATTACK SUCCEEDED: the run wrote into a placeholder")
+	}
+	for _, name := range []string{".airlock", ".vscode", ".git", "sub/.git/config"} {
+		if _, err := os.Lstat(filepath.Join(ws, name)); err != nil {
+			t.Fatalf("%s of the killed run is gone before the next start: nothing left to test (%v)", name, err)
+		}
 	}
 	if j, _ := filepath.Glob(filepath.Join(home, ".local/state/airlock/runs/*.json")); len(j) != 1 {
 		t.Fatalf("journals of the killed run: %v", j)
@@ -61,10 +73,12 @@ func TestInterruptedRunIsChecked(t *testing.T) {
 	if sandboxtest.Exists(filepath.Join(outside, "pwned")) {
 		t.Errorf("ATTACK SUCCEEDED: the profile a killed run planted widened the next run: %v\n%s", err, out)
 	}
-	for _, name := range []string{".airlock", ".vscode"} {
-		if sandboxtest.Exists(filepath.Join(ws, name)) {
-			t.Errorf("%s planted by the killed run is still in place after the next start\n%s", name, out)
-		}
+	if sandboxtest.Exists(filepath.Join(ws, "sub", ".git")) {
+		t.Errorf("sub/.git made by the killed run is still in place after the next start\n%s", out)
+	}
+	os.RemoveAll(filepath.Join(ws, "sub"))
+	if after := dirNames(t, ws); strings.Join(after, " ") != strings.Join(before, " ") {
+		t.Errorf("workspace after the next start %v, before the killed run %v (placeholders left?)\n%s", after, before, out)
 	}
 	if !strings.Contains(string(out), "interrupted earlier run") {
 		t.Errorf("the next start did not say what it moved aside:\n%s", out)
@@ -178,4 +192,18 @@ func TestPlantedProfileDoesNotWiden(t *testing.T) {
 	if !strings.Contains(string(out), ".airlock") {
 		t.Errorf("the planting run did not report moving .airlock aside:\n%s", out)
 	}
+}
+
+// dirNames lists the names at the top of dir but quarantined ones.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	must(t, err)
+	var names []string
+	for _, e := range entries {
+		if !strings.Contains(e.Name(), ".airlock-quarantine-") {
+			names = append(names, e.Name())
+		}
+	}
+	return names
 }
