@@ -29,13 +29,20 @@ func unprivilegedRun(t *testing.T, bin string) (ws string, run func(args ...stri
 			t.Fatal(err)
 		}
 	}
-	if err := os.Chown(ws, 65534, 65534); err != nil {
+	// HOME is a directory of its own: a workspace that is HOME is refused.
+	home := filepath.Join(root, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	for _, d := range []string{ws, home} {
+		if err := os.Chown(d, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
 	}
 	copyBinary(t, bin, filepath.Join(root, "airlock"))
 	bin = filepath.Join(root, "airlock")
 	return ws, func(args ...string) (int, string, string) {
-		argv := append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "env", "HOME=" + ws, bin}, args...)
+		argv := append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "env", "HOME=" + home, bin}, args...)
 		cmd := exec.Command("setpriv", argv...)
 		cmd.Dir = ws
 		var so, se strings.Builder

@@ -158,13 +158,16 @@ func (r *reportFile) Close() {
 // asked for (--memory, or one below the floor the sandbox raises it to) is
 // held only by RLIMIT_AS on this host; the Report says so for every run.
 func warnAddressSpace(w io.Writer, rep sandbox.Report, asked bool) {
-	st := rep.Status(profile.ResourceLimits)
-	if st.Status != sandbox.Degraded {
-		return
+	var reason string
+	for _, b := range rep.Budgets {
+		if b.Budget == sandbox.BudgetMemory && b.Status == sandbox.Degraded {
+			reason = b.Reason
+		}
 	}
-	_, note, ok := strings.Cut(st.Reason, "; the memory budget ")
+	_, note, ok := strings.Cut(reason, "the memory budget ")
 	if !ok || (!asked && !strings.Contains(note, "raised to")) {
 		return
 	}
+	note, _, _ = strings.Cut(note, "; ")
 	fmt.Fprintf(w, "airlock: warning: the memory budget %s (no writable cgroup here; run as root or in a delegated cgroup for a real memory limit)\n", note)
 }
