@@ -29,16 +29,7 @@ func TestRunFromSubdirectory(t *testing.T) {
 		cmd := exec.Command(bin, "run", "--", "sh", "-c", "pwd; echo x > ../../top.txt")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "HOME="+home)
-		var so, se strings.Builder
-		cmd.Stdout, cmd.Stderr = &so, &se
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, so.String(), se.String()
+		return runCmd(t, cmd)
 	}
 	sub := filepath.Join(home, "proj/src/pkg")
 	code, out, errOut := run(sub)

@@ -45,16 +45,7 @@ func unprivilegedRun(t *testing.T, bin string) (ws string, run func(args ...stri
 		argv := append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "env", "HOME=" + home, bin}, args...)
 		cmd := exec.Command("setpriv", argv...)
 		cmd.Dir = ws
-		var so, se strings.Builder
-		cmd.Stdout, cmd.Stderr = &so, &se
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, so.String(), se.String()
+		return runCmd(t, cmd)
 	}
 }
 

@@ -163,16 +163,7 @@ func runCLIEnv(t *testing.T, bin string, env []string, args ...string) (int, str
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, so.String(), se.String()
+	return runCmd(t, cmd)
 }
 
 // TestPlantedProfileDoesNotWiden: a run that ends normally after

@@ -26,16 +26,7 @@ func recipeRun(t *testing.T, bin, home, dir string, args ...string) (int, string
 	cmd := exec.Command(bin, append([]string{"run", "--workspace", dir}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+home)
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, so.String(), se.String()
+	return runCmd(t, cmd)
 }
 
 func recipeDirs(t *testing.T) (home, ws string) {

@@ -30,7 +30,13 @@ func buildAirlock(t *testing.T) string {
 // stderr; a failure to run it at all fails the test.
 func runCLI(t *testing.T, bin string, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	return runCmd(t, exec.Command(bin, args...))
+}
+
+// runCmd runs cmd and returns its exit status, stdout and stderr; a
+// failure to run it at all fails the test.
+func runCmd(t *testing.T, cmd *exec.Cmd) (int, string, string) {
+	t.Helper()
 	var so, se strings.Builder
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
