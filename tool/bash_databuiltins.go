@@ -99,36 +99,48 @@ func numberData(w *bashWalker, name string, args []shWord, in dirSet) {
 	}
 }
 
+// builtinArgs walks the words of a builtin that takes single-letter
+// options: each option word's first letter in valued is passed to opt with
+// its value (the rest of the word, or the next word); operands go to
+// operand. Option words with no valued letter are skipped.
+func builtinArgs(args []shWord, valued string, opt func(flag byte, v shWord), operand func(shWord)) {
+	for i := 0; i < len(args); i++ {
+		t, lit := args[i].literal()
+		if !lit || len(t) < 2 || t[0] != '-' {
+			operand(args[i])
+			continue
+		}
+		j := strings.IndexAny(t, valued)
+		if j < 0 {
+			continue
+		}
+		var v shWord
+		if j+1 < len(t) {
+			v = args[i].slice(j + 1)
+		} else if i+1 < len(args) {
+			i++
+			v = args[i]
+		}
+		opt(t[j], v)
+	}
+}
+
 // readData: read assigns the names it is given (REPLY by default) and -a
 // ARRAY from its input; -t, -n, -N and -u are numbers.
 func readData(w *bashWalker, name string, args []shWord, in dirSet) {
 	names := 0
-	for i := 0; i < len(args); i++ {
-		t, lit := args[i].literal()
-		if lit && len(t) > 1 && t[0] == '-' {
-			j := strings.IndexAny(t, "adpinNtu")
-			if j < 0 {
-				continue
-			}
-			var v shWord
-			if j+1 < len(t) {
-				v = args[i].slice(j + 1)
-			} else if i+1 < len(args) {
-				i++
-				v = args[i]
-			}
-			switch t[j] {
-			case 'a':
-				w.assignsInput(v, name)
-				names++
-			case 't', 'n', 'N', 'u':
-				w.arithWord(v, name+" -"+t[j:j+1])
-			}
-			continue
+	builtinArgs(args, "adpinNtu", func(flag byte, v shWord) {
+		switch flag {
+		case 'a':
+			w.assignsInput(v, name)
+			names++
+		case 't', 'n', 'N', 'u':
+			w.arithWord(v, name+" -"+string(flag))
 		}
-		w.assignsInput(args[i], name)
+	}, func(a shWord) {
+		w.assignsInput(a, name)
 		names++
-	}
+	})
 	if names == 0 {
 		w.recordUnknown("REPLY")
 	}
@@ -148,31 +160,17 @@ func (w *bashWalker) assignsInput(sw shWord, via string) {
 // runs -C CALLBACK, a command line, every -c lines.
 func mapfileData(w *bashWalker, name string, args []shWord, in dirSet) {
 	names := 0
-	for i := 0; i < len(args); i++ {
-		t, lit := args[i].literal()
-		if lit && len(t) > 1 && t[0] == '-' {
-			j := strings.IndexAny(t, "dnOsucC")
-			if j < 0 {
-				continue
-			}
-			var v shWord
-			if j+1 < len(t) {
-				v = args[i].slice(j + 1)
-			} else if i+1 < len(args) {
-				i++
-				v = args[i]
-			}
-			switch t[j] {
-			case 'C':
-				w.runLater(program{word: v, shell: true, via: name + " -C"}, in)
-			case 'n', 'O', 's', 'u', 'c':
-				w.arithWord(v, name+" -"+t[j:j+1])
-			}
-			continue
+	builtinArgs(args, "dnOsucC", func(flag byte, v shWord) {
+		switch flag {
+		case 'C':
+			w.runLater(program{word: v, shell: true, via: name + " -C"}, in)
+		case 'n', 'O', 's', 'u', 'c':
+			w.arithWord(v, name+" -"+string(flag))
 		}
-		w.assignsInput(args[i], name)
+	}, func(a shWord) {
+		w.assignsInput(a, name)
 		names++
-	}
+	})
 	if names == 0 {
 		w.recordUnknown("MAPFILE")
 	}
