@@ -53,21 +53,7 @@ An MCP client starts airlock like any stdio server. For example, in
 `
 
 func runMCP(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, mcpUsage)
-		return 2
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, mcpUsage)
-		return 0
-	case "serve":
-		return mcpServe(args[1:], stdout, stderr)
-	case "proxy":
-		return mcpProxy(args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "airlock mcp: unknown command %q\n%s", args[0], mcpUsage)
-	return 2
+	return runGroup("mcp", mcpUsage, map[string]commandFunc{"serve": mcpServe, "proxy": mcpProxy}, args, stdout, stderr)
 }
 
 // mcpFlags are the flags serve and proxy share: the profile, where rules

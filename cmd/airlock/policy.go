@@ -32,22 +32,32 @@ Run 'airlock policy COMMAND --help' for the flags of one command.
 // runPolicy is "airlock policy". Exit status: 0 done (for test: every
 // example passed), 1 a rule file is broken or an example failed, 2 usage.
 func runPolicy(args []string, stdout, stderr io.Writer) int {
+	return runGroup("policy", policyUsage, map[string]commandFunc{
+		"explain": policyExplain, "test": policyTest, "list": policyList,
+	}, args, stdout, stderr)
+}
+
+// commandFunc runs one subcommand with its arguments and returns the exit
+// status.
+type commandFunc func(args []string, stdout, stderr io.Writer) int
+
+// runGroup runs a command that only groups subcommands ("airlock policy
+// explain"): no subcommand or an unknown one is a usage error (2), -h,
+// --help and help print usage on stdout.
+func runGroup(name, usage string, cmds map[string]commandFunc, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, policyUsage)
+		fmt.Fprint(stderr, usage)
 		return 2
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
-		fmt.Fprint(stdout, policyUsage)
+		fmt.Fprint(stdout, usage)
 		return 0
-	case "explain":
-		return policyExplain(args[1:], stdout, stderr)
-	case "test":
-		return policyTest(args[1:], stdout, stderr)
-	case "list":
-		return policyList(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "airlock policy: unknown command %q\n%s", args[0], policyUsage)
+	if run, ok := cmds[args[0]]; ok {
+		return run(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "airlock %s: unknown command %q\n%s", name, args[0], usage)
 	return 2
 }
 
