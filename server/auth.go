@@ -103,14 +103,17 @@ func (s *Server) internal(w http.ResponseWriter, what string, err error) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // commands read as written: && not \u0026\u0026
+	if err := enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError
-		data = []byte(`{"error":"encoding the response failed","code":"internal"}`)
+		b.Reset()
+		b.WriteString(`{"error":"encoding the response failed","code":"internal"}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(append(data, '\n'))
+	w.Write(b.Bytes())
 }
 
 // errBadBody marks a body decodeBody refused; its text says why.
