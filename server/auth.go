@@ -66,8 +66,8 @@ func (s *Server) authed(h http.Handler) http.Handler {
 			unauthorized("send Authorization: Bearer TOKEN (make one with 'airlock serve token create')")
 			return
 		}
-		text, ok := strings.CutPrefix(auth[0], "Bearer ")
-		if !ok || len(text) != tokenLen || !strings.HasPrefix(text, TokenPrefix) {
+		scheme, text, ok := strings.Cut(auth[0], " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || len(text) != tokenLen || !strings.HasPrefix(text, TokenPrefix) {
 			unauthorized("the Authorization header is not Bearer alk_...; make a token with 'airlock serve token create'")
 			return
 		}
