@@ -86,6 +86,8 @@ type Server struct {
 	answerMu sync.Mutex
 
 	policies policyCache
+	tokMu    sync.Mutex
+	tokens   map[[32]byte]tokenEntry
 
 	stop chan struct{}
 	done chan struct{}
