@@ -27,11 +27,11 @@ func TestHealthzAndAuth(t *testing.T) {
 	before := r.snapshot()
 	wrong := "alk_" + strings.Repeat("A", len(r.token)-4)
 	for name, hdr := range map[string]string{
-		"no token":      "",
-		"wrong token":   "Bearer " + wrong,
-		"not bearer":    "Basic " + r.token,
-		"short token":   "Bearer alk_x",
-		"two spaces":    "Bearer  " + r.token,
+		"no token":    "",
+		"wrong token": "Bearer " + wrong,
+		"not bearer":  "Basic " + r.token,
+		"short token": "Bearer alk_x",
+		"two spaces":  "Bearer  " + r.token,
 	} {
 		t.Log(name)
 		r.wantError(401, "unauthorized", "GET", "/v1/approvals", "", "Authorization", hdr)
