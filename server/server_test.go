@@ -484,3 +484,17 @@ func TestGrantReplayOnAnotherReplica(t *testing.T) {
 		t.Fatalf("replay on the second: %v", err)
 	}
 }
+
+func TestLoopbackHosts(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.LoopbackHosts = true })
+	before := r.snapshot()
+	// A page on a name rebound to 127.0.0.1 is "same-origin" with itself.
+	r.wantError(403, "cross_origin", "POST", "/v1/decide", r.bash("git push"), "Host", "evil.example:7420", "Origin", "http://evil.example:7420")
+	r.wantError(403, "cross_origin", "GET", "/v1/approvals", "", "Host", "evil.example")
+	r.unchanged(before, "a request for another host")
+	for _, h := range []string{"localhost:7420", "127.0.0.1", "[::1]:7420"} {
+		if code, body := r.do("GET", "/v1/approvals", "", "Host", h); code != 200 {
+			t.Fatalf("Host %s: %d %s", h, code, body)
+		}
+	}
+}

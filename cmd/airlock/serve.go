@@ -100,7 +100,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		defer cat.Close()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	srv, err := server.New(server.Config{Store: st, Policy: servePolicy, Catalog: cat, ApprovalTTL: *ttl, Log: log})
+	srv, err := server.New(server.Config{Store: st, Policy: servePolicy, Catalog: cat, ApprovalTTL: *ttl, Log: log,
+		LoopbackHosts: !*remote})
 	if err != nil {
 		return fail(err)
 	}
