@@ -555,3 +555,27 @@ func TestViews(t *testing.T) {
 		t.Fatalf("a file outside the workspace was read through a symlink: %q", v.Diff)
 	}
 }
+
+func TestLastSeq(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	for n := 0; n <= 37; n++ {
+		got, err := r.srv.lastSeq(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, _ := r.st.Events(ctx, 0, 0)
+		want := int64(0)
+		if len(evs) > 0 {
+			want = evs[len(evs)-1].Seq
+		}
+		if got != want {
+			t.Fatalf("with %d events: lastSeq %d, want %d", len(evs), got, want)
+		}
+		now := r.clock.Now()
+		if err := r.st.OpenApproval(ctx, store.Approval{ID: fmt.Sprint("apr_", n), CallHash: "h", Tool: "Bash", Input: []byte(`{}`),
+			CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
