@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlockhq/airlock/grant"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/server/store"
 )
@@ -430,59 +428,6 @@ func TestAuditQuery(t *testing.T) {
 	}
 }
 
-func TestGrantsAreSingleUse(t *testing.T) {
-	r := newRig(t)
-	if err := os.MkdirAll(r.ws+"/.airlock", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(r.ws+"/.airlock/policy.toml", []byte("[[rule]]\neffect = \"allow\"\nmatch = \"Bash(make test)\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d := r.decide(r.bash("make test", "execution_id", "ex-1"))
-	if d.Decision != "allow" || d.Grant == "" || len(d.Grants) != 1 {
-		t.Fatalf("decide with an execution: %+v", d)
-	}
-	if d := r.decide(r.bash("make test")); d.Grant != "" {
-		t.Fatalf("a grant without an execution: %+v", d)
-	}
-	if _, err := r.srv.Issuer().Redeem(grantToken(d.Grant), grantBinding(r, "make test", "ex-1")); err != nil {
-		t.Fatalf("redeem: %v", err)
-	}
-	if _, err := r.srv.Issuer().Redeem(grantToken(d.Grant), grantBinding(r, "make test", "ex-1")); err == nil {
-		t.Fatal("a grant was redeemed twice")
-	}
-}
-
-func grantToken(s string) grant.Token { return grant.Token(s) }
-
-func grantBinding(r *rig, command, exec string) grant.Binding {
-	return grant.Binding{ExecutionID: exec, Command: command, Dir: r.ws, Kind: "command.execute", Target: command}
-}
-
-// TestGrantReplayOnAnotherReplica: a second daemon on the same database
-// shares the grant key and refuses a grant the first one redeemed.
-func TestGrantReplayOnAnotherReplica(t *testing.T) {
-	r := newRig(t)
-	if err := os.MkdirAll(r.ws+"/.airlock", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(r.ws+"/.airlock/policy.toml", []byte("[[rule]]\neffect = \"allow\"\nmatch = \"Bash(make test)\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d := r.decide(r.bash("make test", "execution_id", "ex-2"))
-	other, err := New(Config{Store: r.st, Policy: r.srv.cfg.Policy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := r.srv.Issuer().Redeem(grantToken(d.Grant), grantBinding(r, "make test", "ex-2")); err != nil {
-		t.Fatalf("redeem on the first: %v", err)
-	}
-	if _, err := other.Issuer().Redeem(grantToken(d.Grant), grantBinding(r, "make test", "ex-2")); !errors.Is(err, grant.ErrReplayed) {
-		t.Fatalf("replay on the second: %v", err)
-	}
-}
-
 func TestLoopbackHosts(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.LoopbackHosts = true })
 	before := r.snapshot()
@@ -494,65 +439,6 @@ func TestLoopbackHosts(t *testing.T) {
 		if code, body := r.do("GET", "/v1/approvals", "", "Host", h); code != 200 {
 			t.Fatalf("Host %s: %d %s", h, code, body)
 		}
-	}
-}
-
-// view opens an approval for a call and returns its view.
-func (r *rig) view(toolName, input string) View {
-	r.t.Helper()
-	d := r.decide(`{"tool":"` + toolName + `","input":` + input + `,"workspace":"` + r.ws + `"}`)
-	if d.Decision != "ask" {
-		r.t.Fatalf("%s %s: %+v", toolName, input, d)
-	}
-	var a Approval
-	r.must(200, "GET", "/v1/approvals/"+d.ApprovalID, "", &a)
-	var v View
-	if err := json.Unmarshal(a.View, &v); err != nil {
-		r.t.Fatal(err)
-	}
-	return v
-}
-
-func TestViews(t *testing.T) {
-	r := newRig(t)
-	f := r.ws + "/notes.txt"
-	if err := os.WriteFile(f, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in := func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) }
-	v := r.view("Edit", in(map[string]any{"file_path": f, "old_string": "two", "new_string": "2"}))
-	want := "--- a" + f + "\n+++ b" + f + "\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
-	if v.Diff != want || v.Summary != "Edit "+f {
-		t.Fatalf("edit view:\n%s\nwant\n%s", v.Diff, want)
-	}
-	v = r.view("Write", in(map[string]any{"file_path": r.ws + "/new.txt", "content": "hello\n"}))
-	if !strings.Contains(v.Diff, "@@ -0,0 +1 @@\n+hello\n") {
-		t.Fatalf("write view: %q", v.Diff)
-	}
-	v = r.view("MultiEdit", in(map[string]any{"file_path": f, "edits": []map[string]any{{"old_string": "one", "new_string": "1"}, {"old_string": "three", "new_string": "3"}}}))
-	if !strings.Contains(v.Diff, "-one\n-two\n-three\n+1\n+two\n+3\n") {
-		t.Fatalf("multiedit view: %q", v.Diff)
-	}
-	v = r.view("Bash", in(map[string]any{"command": "curl -s https://example.com/x && git push origin main"}))
-	if len(v.Network) != 1 || v.Network[0] != "example.com:443" || len(v.Command.Parts) != 2 {
-		t.Fatalf("network view: %+v", v)
-	}
-	// A file outside the workspace is never read into a view.
-	outside := t.TempDir() + "/private"
-	if err := os.WriteFile(outside, []byte("s3cret\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	v = r.view("Edit", in(map[string]any{"file_path": outside, "old_string": "s3", "new_string": "x"}))
-	if strings.Contains(v.Diff, "cret") || !strings.Contains(v.Diff, "-s3\n+x\n") {
-		t.Fatalf("a file outside the workspace was read into the view (or the edit is not shown): %q", v.Diff)
-	}
-	// Nor through a symlink in the workspace.
-	if err := os.Symlink(outside, r.ws+"/link"); err != nil {
-		t.Fatal(err)
-	}
-	v = r.view("Write", in(map[string]any{"file_path": r.ws + "/link", "content": "x\n"}))
-	if strings.Contains(v.Diff, "s3cret") {
-		t.Fatalf("a file outside the workspace was read through a symlink: %q", v.Diff)
 	}
 }
 
