@@ -16,6 +16,9 @@ const usage = {
   outputTokens: { total: 1, text: 1 },
 };
 
+const runtimes = new Map();
+let runtimeSeq = 0;
+
 function deferred() {
   let resolve;
   const promise = new Promise(r => (resolve = r));
@@ -45,6 +48,15 @@ export function createFixtureHarness({ harnessModule, model }) {
         permissionMode: options.permissionMode,
         builtinToolFiltering: options.builtinToolFiltering,
       });
+      // A continued turn re-attaches to the runtime still waiting in this
+      // process (what a bridge-backed adapter does across processes).
+      const key = options.continueFrom?.data?.runtime;
+      if (key != null) {
+        const live = runtimes.get(key);
+        if (live == null) throw new Error(`fixture: no suspended runtime ${key}`);
+        live.sessionId = options.sessionId;
+        return live;
+      }
       return new FixtureSession({ options, model, log, builtinTools });
     },
   };
@@ -214,7 +226,14 @@ class FixtureSession {
 
   async doCompact() {}
   async doSuspendTurn() {
-    throw new Error('fixture: suspending is not supported');
+    const key = `runtime-${++runtimeSeq}`;
+    runtimes.set(key, this);
+    return {
+      type: 'continue-turn',
+      harnessId: 'airlock-fixture',
+      specificationVersion: 'harness-v1',
+      data: { runtime: key },
+    };
   }
   async doDetach() {
     return this.state();
