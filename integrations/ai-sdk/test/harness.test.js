@@ -88,7 +88,7 @@ for (const version of VERSIONS) {
 
     test('nobody answering within the wait denies, saying it timed out waiting for a person', async () => {
       const t = await pausedTurn();
-      const r = responder({ timeoutMs: 3000, waitMs: 1000 });
+      const r = responder({ timeoutMs: 30_000, waitMs: 1000 });
       const [el] = await r.respond(t.pending);
       const d = el.approvalResponse ?? el;
       assert.equal(d.approved, false);
