@@ -34,7 +34,17 @@ export interface AirlockResponderOptions {
   shape?: 'auto' | ContinuationShape;
   /** The `@ai-sdk/harness/agent` module, for shape detection. */
   harness?: unknown;
+  /**
+   * The tool name the daemon decides the call as (its vocabulary is Claude
+   * Code's: Bash, Read, Write, Edit, Glob, Grep, WebFetch, mcp__server__tool).
+   * Default: the harness built-ins in BUILTIN_TOOL_NAMES mapped, others as is
+   * (a name the daemon cannot read is denied there).
+   */
+  mapTool?: (toolName: string, input: unknown) => string;
 }
+
+/** Harness built-in common names → the daemon's tool names. */
+export const BUILTIN_TOOL_NAMES: Readonly<Record<'bash' | 'read' | 'write' | 'edit' | 'grep' | 'glob' | 'webSearch', string>>;
 
 /** `'legacy'`: up to 1.0.100; `'parts'`: 1.0.101 on; `'both'`: accepted by either. */
 export type ContinuationShape = 'legacy' | 'parts' | 'both';

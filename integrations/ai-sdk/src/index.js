@@ -29,6 +29,23 @@ import { toContinuation, detectContinuationShape } from './shape.js';
 const DECISIONS = new Set(['allow', 'deny', 'ask']);
 
 /**
+ * The harness's cross-harness built-in names (HARNESS_V1_BUILTIN_TOOLS)
+ * in the daemon's vocabulary (Claude Code's). Their input fields already
+ * match (command, file_path, content, old_string, new_string, pattern).
+ * Any other name goes to the daemon as it is: one the gate cannot read is
+ * a deny there.
+ */
+export const BUILTIN_TOOL_NAMES = Object.freeze({
+  bash: 'Bash',
+  read: 'Read',
+  write: 'Write',
+  edit: 'Edit',
+  grep: 'Grep',
+  glob: 'Glob',
+  webSearch: 'WebSearch',
+});
+
+/**
  * @typedef {import('./index.js').AirlockResponderOptions} AirlockResponderOptions
  * @typedef {import('./index.js').PendingToolApproval} PendingToolApproval
  * @typedef {import('./index.js').AirlockDecision} AirlockDecision
@@ -57,9 +74,15 @@ export function createAirlockResponder(options) {
     if (call.problem) {
       return deny(call, call.problem);
     }
+    let tool;
+    try {
+      tool = daemonToolName(opts, call);
+    } catch (err) {
+      return deny(call, errorText(err));
+    }
     let answer;
     try {
-      answer = await postDecide(opts, call);
+      answer = await postDecide(opts, { ...call, tool });
     } catch (err) {
       return deny(call, describeFailure(opts, err));
     }
@@ -176,8 +199,26 @@ function validateOptions(options) {
     waitMs: Math.floor(waitMs),
     fetch: fetchFn,
     shape: options.shape ?? 'auto',
+    mapTool: options.mapTool,
     harness: options.harness,
   };
+}
+
+/**
+ * @param {ReturnType<typeof validateOptions>} opts
+ * @param {{toolName: string, input: unknown}} call
+ */
+function daemonToolName(opts, call) {
+  if (typeof opts.mapTool === 'function') {
+    const name = opts.mapTool(call.toolName, call.input);
+    if (typeof name !== 'string' || name === '') {
+      throw new TypeError(`mapTool returned no tool name for ${call.toolName}`);
+    }
+    return name;
+  }
+  return Object.hasOwn(BUILTIN_TOOL_NAMES, call.toolName)
+    ? BUILTIN_TOOL_NAMES[/** @type {keyof typeof BUILTIN_TOOL_NAMES} */ (call.toolName)]
+    : call.toolName;
 }
 
 /** @param {ReturnType<typeof validateOptions>} opts */
@@ -242,7 +283,7 @@ function normalizeRequest(request) {
 
 /**
  * @param {ReturnType<typeof validateOptions>} opts
- * @param {{toolName: string, input: unknown}} call
+ * @param {{tool: string, input: unknown}} call
  */
 async function postDecide(opts, call) {
   const controller = new AbortController();
@@ -259,7 +300,7 @@ async function postDecide(opts, call) {
         accept: 'application/json',
       },
       body: JSON.stringify({
-        tool: call.toolName,
+        tool: call.tool,
         input: call.input,
         workspace: opts.workspace,
         agent: opts.agent,

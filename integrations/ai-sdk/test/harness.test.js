@@ -2,6 +2,7 @@
 // two continuation shapes) against a real `airlock serve`: the harness's
 // own continuation code consumes what the responder returns.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -22,21 +23,26 @@ after(async () => {
   await daemon?.stop();
 });
 
+// Each responder asks as its own session: the daemon binds an answer to
+// the call's hash (tool, input, workspace, agent, session), so tests that
+// make the same call must not meet each other's answers.
 function responder(extra = {}) {
-  return createAirlockResponder({
+  const session = `harness-test-${randomUUID()}`;
+  const r = createAirlockResponder({
     url: daemon.url,
     token: daemon.token,
     workspace: daemon.workspace,
     agent: 'ai-sdk-test',
-    session: 'harness-test',
-    timeoutMs: 20_000,
+    session,
+    timeoutMs: 60_000,
     ...extra,
   });
+  return Object.assign(r, { sessionId: session });
 }
 
 /** Runs `respond` while a person answers the approval it opens. */
 async function respondWithPerson(r, pending, tool, answer, respondOptions) {
-  const person = daemon.answerNext(tool, answer);
+  const person = daemon.answerNext(tool, answer, r.sessionId);
   const [elements] = await Promise.all([r.respond(pending, respondOptions), person]);
   return elements;
 }
@@ -94,7 +100,7 @@ for (const version of VERSIONS) {
       assert.equal(d.approved, false);
       assert.match(d.reason, /timed out waiting for a person/);
       const { approvals } = await daemon.api('/v1/approvals');
-      const stale = approvals.find(a => a.tool === 'Bash');
+      const stale = approvals.find(a => a.tool === 'Bash' && a.session === r.sessionId);
       assert.ok(stale, 'the approval is still pending for a person');
       // Close it, so the next test's person does not answer this one.
       await daemon.api(`/v1/approvals/${stale.id}`, { method: 'POST', body: JSON.stringify({ answer: 'deny' }) });
@@ -141,7 +147,7 @@ for (const version of VERSIONS) {
       const [row] = state.pendingToolApprovals;
       assert.equal(typeof row.input, 'string');
       const r = responder({ harness: t.h.agent });
-      const person = daemon.answerNext('Bash', 'once');
+      const person = daemon.answerNext('Bash', 'once', r.sessionId);
       const elements = await r.respond(state.pendingToolApprovals);
       const answered = await person;
       assert.deepEqual(answered.input, { command: PUSH }, 'the daemon got the parsed input');
@@ -157,7 +163,7 @@ for (const version of VERSIONS) {
         const t = await runToApproval({ version, model, tools: {}, settings: settingsFor(recommendedSettings({ allowBash: true })) });
         assert.equal(t.pending.length, 1, 'allow-edits asks before bash');
         const r = responder({ harness: t.h.agent });
-        const elements = await respondWithPerson(r, t.pending, 'bash', answer);
+        const elements = await respondWithPerson(r, t.pending, 'Bash', answer);
         await drain(await t.agent.continueStream({ session: t.session, toolApprovalContinuations: elements }));
         const dir = t.sandbox.session.defaultWorkingDirectory;
         assert.equal(existsSync(join(dir, 'airlock-fixture-' + t.session.sessionId, 'marker')), marker, `answer ${answer}`);
@@ -179,7 +185,7 @@ for (const version of VERSIONS) {
       const req = events.find(e => e.type === 'tool-approval-request');
       const call = events.find(e => e.type === 'tool-call');
       const r = responder();
-      await respondWithPerson(r, { approvalId: req.approvalId, toolCallId: call.toolCallId, toolName: call.toolName, input: call.input }, 'bash', 'deny', { session: control });
+      await respondWithPerson(r, { approvalId: req.approvalId, toolCallId: call.toolCallId, toolName: call.toolName, input: call.input }, 'Bash', 'deny', { session: control });
       await control.done;
       assert.deepEqual(log.submittedApprovals.map(a => a.approved), [false]);
       assert.equal(existsSync(join(sb.dir, 'marker2')), false);

@@ -123,6 +123,19 @@ describe('the request', () => {
     await assert.rejects(() => responder().decide({ toolName: 'Bash', input: '{}' }), /no approvalId/);
   });
 
+  test("the harness built-ins go by the daemon's names; mapTool overrides", async () => {
+    behave = json({ decision: 'allow' });
+    const before = srv.requests.length;
+    const bash = { ...streamPart, toolCall: { ...streamPart.toolCall, toolName: 'bash' } };
+    await responder().decide(bash);
+    await responder({ mapTool: name => `mcp__app__${name}` }).decide({ ...row, toolName: 'deploy' });
+    assert.equal(srv.requests[before].body.tool, 'Bash');
+    assert.equal(srv.requests[before + 1].body.tool, 'mcp__app__deploy');
+    const d = await responder({ mapTool: () => '' }).decide(row);
+    assert.equal(d.approved, false);
+    assert.match(d.reason, /mapTool returned no tool name/);
+  });
+
   test('the default wait stays below the deadline', async () => {
     behave = json({ decision: 'allow' });
     const before = srv.requests.length;

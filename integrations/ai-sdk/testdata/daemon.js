@@ -84,11 +84,12 @@ export async function startDaemon() {
    * Answers the next pending approval for `tool` the way a person on the
    * web page would, through the daemon's own API.
    * @param {string} tool @param {'once'|'always'|'deny'|'always_deny'} answer
+   * @param {string} session
    */
-  async function answerNext(tool, answer) {
-    for (let i = 0; i < 400; i++) {
+  async function answerNext(tool, answer, session) {
+    for (let i = 0; i < 2400; i++) {
       const { approvals } = await api('/v1/approvals');
-      const a = approvals.find(x => x.tool === tool);
+      const a = approvals.find(x => x.tool === tool && x.session === session);
       if (a) return api(`/v1/approvals/${a.id}`, { method: 'POST', body: JSON.stringify({ answer }) });
       await new Promise(r => setTimeout(r, 25));
     }
