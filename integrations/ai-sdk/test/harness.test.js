@@ -51,10 +51,10 @@ const PUSH = 'git push origin main';
 
 for (const version of VERSIONS) {
   describe(`@ai-sdk/harness 1.0.${version} with a real airlock daemon`, { skip: skip || false }, () => {
-    async function pausedTurn() {
+    async function pausedTurn(toolName = 'Bash', input = { command: PUSH }) {
       const ran = [];
       const tools = recordingTools(ran);
-      const model = scriptedModel('Bash', { command: PUSH });
+      const model = scriptedModel(toolName, input);
       const turn = await runToApproval({
         version,
         model,
@@ -76,6 +76,24 @@ for (const version of VERSIONS) {
       const resp = parts.find(p => p.type === 'tool-approval-response');
       assert.equal(resp?.approved, true);
       await t.session.destroy();
+    });
+
+    test("the daemon's own rules decide without a person: a read in the workspace runs, rm -rf / does not", async () => {
+      const file = join(daemon.workspace, 'notes.txt');
+      const read = await pausedTurn('Read', { file_path: file });
+      const [allowed] = await responder({ harness: read.h.agent }).respond(read.pending);
+      await drain(await read.agent.continueStream({ session: read.session, toolApprovalContinuations: [allowed] }));
+      assert.deepEqual(read.ran, [`read ${file}`], 'the gate allowed the read and the tool ran');
+      await read.session.destroy();
+
+      const rm = await pausedTurn('Bash', { command: 'rm -rf /' });
+      const [denied] = await responder({ harness: rm.h.agent }).respond(rm.pending);
+      await drain(await rm.agent.continueStream({ session: rm.session, toolApprovalContinuations: [denied] }));
+      assert.deepEqual(rm.ran, [], 'the gate denied rm -rf / and the tool did not run');
+      const saw = modelSaw(rm.model);
+      assert.equal(saw?.type, 'execution-denied');
+      assert.match(saw.reason, /^airlock: /);
+      await rm.session.destroy();
     });
 
     test('a call a person denies resumes the turn with a denial the model sees; the tool does not run', async () => {

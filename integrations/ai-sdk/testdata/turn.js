@@ -50,9 +50,17 @@ export function modelSaw(model) {
   return last?.role === 'tool' ? last.content[0].output : undefined;
 }
 
-/** A custom Bash tool that records what it ran (it runs nothing). */
+/** Custom Bash and Read tools that record their calls (they run nothing). */
 export function recordingTools(ran) {
   return {
+    Read: tool({
+      description: 'Read a file',
+      inputSchema: z.object({ file_path: z.string() }),
+      execute: async ({ file_path }) => {
+        ran.push(`read ${file_path}`);
+        return { read: file_path };
+      },
+    }),
     Bash: tool({
       description: 'Run a shell command',
       inputSchema: z.object({ command: z.string() }),
