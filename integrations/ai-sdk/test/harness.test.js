@@ -10,6 +10,10 @@ import { airlockStaticApprovals, createAirlockResponder, recommendedSettings } f
 import { daemonUnavailable, startDaemon } from '../testdata/daemon.js';
 import { drain, modelSaw, recordingTools, runToApproval, scriptedModel, VERSIONS } from '../testdata/turn.js';
 
+// A continuation the harness does not accept leaves the turn waiting for
+// ever: the deadline turns that into a failure.
+const T = { timeout: 90_000 };
+
 const skip = daemonUnavailable();
 if (skip && process.env.CI === 'true') {
   throw new Error(`the real-daemon tests must run in CI: ${skip}`);
@@ -66,7 +70,7 @@ for (const version of VERSIONS) {
       return { ...turn, ran, model };
     }
 
-    test('a call a person allows on the daemon runs the tool, and the model sees its result', async () => {
+    test('a call a person allows on the daemon runs the tool, and the model sees its result', T, async () => {
       const t = await pausedTurn();
       const r = responder({ harness: t.h.agent });
       const elements = await respondWithPerson(r, t.pending, 'Bash', 'once');
@@ -78,7 +82,7 @@ for (const version of VERSIONS) {
       await t.session.destroy();
     });
 
-    test("the daemon's own rules decide without a person: a read in the workspace runs, rm -rf / does not", async () => {
+    test("the daemon's own rules decide without a person: a read in the workspace runs, rm -rf / does not", T, async () => {
       const file = join(daemon.workspace, 'notes.txt');
       const read = await pausedTurn('Read', { file_path: file });
       const [allowed] = await responder({ harness: read.h.agent }).respond(read.pending);
@@ -96,7 +100,7 @@ for (const version of VERSIONS) {
       await rm.session.destroy();
     });
 
-    test('a call a person denies resumes the turn with a denial the model sees; the tool does not run', async () => {
+    test('a call a person denies resumes the turn with a denial the model sees; the tool does not run', T, async () => {
       const t = await pausedTurn();
       const r = responder({ harness: t.h.agent });
       const elements = await respondWithPerson(r, t.pending, 'Bash', 'deny');
@@ -110,7 +114,7 @@ for (const version of VERSIONS) {
       await t.session.destroy();
     });
 
-    test('nobody answering within the wait denies, saying it timed out waiting for a person', async () => {
+    test('nobody answering within the wait denies, saying it timed out waiting for a person', T, async () => {
       const t = await pausedTurn();
       const r = responder({ timeoutMs: 30_000, waitMs: 1000 });
       const [el] = await r.respond(t.pending);
@@ -128,7 +132,7 @@ for (const version of VERSIONS) {
       await t.session.destroy();
     });
 
-    test('an unreachable daemon denies and the turn resumes with that denial', async () => {
+    test('an unreachable daemon denies and the turn resumes with that denial', T, async () => {
       const t = await pausedTurn();
       const r = createAirlockResponder({
         url: 'http://127.0.0.1:9', // discard port: nothing listens on loopback
@@ -146,7 +150,7 @@ for (const version of VERSIONS) {
       await t.session.destroy();
     });
 
-    test("the element valid for both shapes ('both') is accepted by this version", async () => {
+    test("the element valid for both shapes ('both') is accepted by this version", T, async () => {
       for (const [answer, runs] of [['deny', []], ['once', [PUSH]]]) {
         const t = await pausedTurn();
         const r = responder({ shape: 'both' });
@@ -158,7 +162,7 @@ for (const version of VERSIONS) {
       }
     });
 
-    test('suspended-session rows (input as a JSON string) are decided and continue the turn', async () => {
+    test('suspended-session rows (input as a JSON string) are decided and continue the turn', T, async () => {
       const t = await pausedTurn();
       // Persisted state is JSON: the row's input is a string there.
       const state = JSON.parse(JSON.stringify(await t.session.suspendTurn()));
@@ -175,7 +179,7 @@ for (const version of VERSIONS) {
       await session.destroy();
     });
 
-    test('built-in bash under recommendedSettings({allowBash: true}) asks airlock; a denial keeps bash from running', async () => {
+    test('built-in bash under recommendedSettings({allowBash: true}) asks airlock; a denial keeps bash from running', T, async () => {
       for (const [answer, marker] of [['deny', false], ['once', true]]) {
         const model = scriptedModel('bash', { command: 'touch marker' });
         const t = await runToApproval({ version, model, tools: {}, settings: settingsFor(recommendedSettings({ allowBash: true })) });
@@ -190,7 +194,7 @@ for (const version of VERSIONS) {
       }
     });
 
-    test("a session's submitToolApproval gets the decision (prompt-control path)", async () => {
+    test("a session's submitToolApproval gets the decision (prompt-control path)", T, async () => {
       const { root } = await (await import('../testdata/turn.js')).loadHarness(version);
       const { createFixtureHarness, createLocalSandbox } = await import('../testdata/fixture-harness.js');
       const model = scriptedModel('bash', { command: 'touch marker2' });

@@ -46,9 +46,13 @@ describe('airlockStaticApprovals', () => {
   });
 });
 
+// A continuation the harness does not accept leaves the turn waiting for
+// ever: the deadline turns that into a failure.
+const T = { timeout: 90_000 };
+
 for (const version of VERSIONS) {
   describe(`inside @ai-sdk/harness 1.0.${version}`, () => {
-    test('recommendedSettings(): the harness denies built-in bash itself; it never runs', async () => {
+    test('recommendedSettings(): the harness denies built-in bash itself; it never runs', T, async () => {
       const model = scriptedModel('bash', { command: 'touch marker' });
       const t = await runToApproval({ version, model, tools: {}, settings: agentPart(recommendedSettings()) });
       // The runtime asked; the harness's own filtering answered no.
@@ -61,7 +65,7 @@ for (const version of VERSIONS) {
       await t.session.destroy();
     });
 
-    test('a deny-listed custom tool is denied without asking; the others pause for approval', async () => {
+    test('a deny-listed custom tool is denied without asking; the others pause for approval', T, async () => {
       const ran = [];
       const tools = recordingTools(ran);
       const model = scriptedModel('Bash', { command: 'ls' });
