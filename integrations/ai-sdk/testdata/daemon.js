@@ -55,6 +55,7 @@ export async function startDaemon() {
   child.stdout.on('data', d => (output += d));
   child.stderr.on('data', d => (output += d));
   const exited = new Promise(r => child.on('exit', code => r(code)));
+  // Up to a minute: CI machines run other suites beside this one.
   for (let i = 0; ; i++) {
     try {
       const res = await fetch(`${url}/healthz`);
@@ -62,7 +63,7 @@ export async function startDaemon() {
     } catch {
       // not listening yet
     }
-    if (child.exitCode != null || i > 200) {
+    if (child.exitCode != null || i > 1200) {
       child.kill('SIGKILL');
       throw new Error(`airlock serve did not come up on ${url}:\n${output}`);
     }
