@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
