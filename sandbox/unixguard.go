@@ -78,6 +78,9 @@ type unixGuard struct {
 	mu      sync.Mutex
 	denials []Denial
 	seen    map[string]bool
+	// exec reports refused execs; it shares the guard's notifier (one
+	// listener per process) and its denials.
+	exec *execWatch
 }
 
 type fileID struct{ dev, ino uint64 }
@@ -446,6 +449,7 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 		named:  namedSockets(p.e.profile.Spec().Filesystem.Sockets),
 		diag:   diag,
 		shared: own.Dev == ns.Dev && own.Ino == ns.Ino,
+		exec:   newExecWatch(p.e.profile.Spec().Filesystem.Exec, p.noteRefusal),
 	}
 	p.gwMu.Lock()
 	defer p.gwMu.Unlock()

@@ -175,15 +175,30 @@ Flags:
 			fmt.Fprintln(stderr, "airlock: write report:", visible.Text(werr.Error()))
 		}
 	}
-	for _, d := range res.Denials[:shown] {
-		if d.Kind == "network" {
-			continue // the egress layer said so on stderr as it happened
+	sayDenials(stderr, res.Denials[:shown])
+	return exitStatus(res)
+}
+
+// maxEndLines caps the refusal lines said when the run ends; the Report
+// lists every one.
+const maxEndLines = 20
+
+// sayDenials says on stderr the refusals no line said while the run ran
+// (the end-of-run check, budgets, unix sockets), at most maxEndLines.
+func sayDenials(stderr io.Writer, denials []sandbox.Denial) {
+	n := 0
+	for _, d := range denials {
+		if d.Live {
+			continue
+		}
+		if n++; n > maxEndLines {
+			fmt.Fprintf(stderr, "airlock: more refusals not shown; --report FILE lists them\n")
+			return
 		}
 		// Targets are names the command chose (a file it created, a
 		// quarantined path): escaped, a newline in one cannot forge a line.
 		fmt.Fprintf(stderr, "airlock: %s: %s (%s)\n", visible.Text(d.Kind), visible.Text(d.Reason), visible.Text(d.Target))
 	}
-	return exitStatus(res)
 }
 
 // runForwarding runs cmd, passing the first signal from sigs to the
