@@ -136,13 +136,18 @@ Flags:
 			}
 		}
 	}
-	hint := &dnsHint{w: stderr, dnsOff: p.Spec().Network.Mode != profile.NetworkModeNone}
+	hint := &dnsHint{w: stderr, dnsOff: p.Spec().Network.Mode != profile.NetworkModeNone, silentEACCES: !ex.Report().Host.FanotifyPerm}
 	res, err := runForwarding(ctx, cancel, ex, onStart, sandbox.Cmd{
 		Args: argv, Dir: dir,
 		Stdin: os.Stdin, Stdout: stdout, Stderr: hint,
 		ExecutionID: *execID,
 		Grants:      grantClaims(*grantTok, argv),
 	}, sigs)
+	if res != nil {
+		// The hints' lines were said as they happened; their denials go
+		// to the Report and the audit log with the sandbox's own.
+		res.Denials = append(res.Denials, hint.denials()...)
+	}
 	if log != nil {
 		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err, spawned); aerr != nil {
 			fmt.Fprintln(stderr, "airlock: audit:", visible.Text(aerr.Error()))
@@ -166,16 +171,12 @@ Flags:
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock: warning:", visible.Text(err.Error()))
 	}
-	// The hints' lines were printed as they happened; the Report gets
-	// their denials after the end-of-run lines below are chosen.
-	shown := len(res.Denials)
-	res.Denials = append(res.Denials, hint.denials()...)
 	if reportOut != nil {
 		if werr := reportOut.write(res, pf.loaded); werr != nil {
 			fmt.Fprintln(stderr, "airlock: write report:", visible.Text(werr.Error()))
 		}
 	}
-	sayDenials(stderr, res.Denials[:shown])
+	sayDenials(stderr, res.Denials)
 	return exitStatus(res)
 }
 
