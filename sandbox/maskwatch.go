@@ -80,6 +80,15 @@ func silentRefusals(s profile.Spec, h HostInfo) []string {
 		out = append(out, "reads of masked paths (deny entries, /proc's kernel entries) fail with EACCES without an airlock line: "+
 			"reporting them needs fanotify permission events ("+strings.TrimSuffix(h.FanotifyReason, ".")+")")
 	}
+	// No event exists for these anywhere: the kernel refuses the write
+	// in the mount's flags, and a lookup with no network never leaves
+	// the sandbox. airlock run reads the command's messages instead.
+	out = append(out, "writes to read-only paths (protected paths, system paths) fail with EROFS, which the kernel reports to no one: "+
+		"airlock run says so only from the command's own 'Read-only file system' message")
+	if s.Network.Mode == profile.NetworkModeNone {
+		out = append(out, "name lookups with the network off fail inside the sandbox, where no one sees them: "+
+			"airlock run says so only from the resolver's message in the command's stderr")
+	}
 	if len(s.Filesystem.Exec) > 0 && !h.UnixGuard {
 		out = append(out, "execs refused outside the exec paths fail with EACCES without an airlock line: "+
 			"reporting them needs the seccomp notifier ("+h.UnixGuardReason+")")
