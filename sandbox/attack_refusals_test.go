@@ -154,3 +154,23 @@ func TestAttackRefusalLinesRateLimited(t *testing.T) {
 		t.Errorf("%d exec lines and %d 'more' lines on stderr, %d exec denials; want 100, 1 and %d\n%s", lines, more, execs, n, o)
 	}
 }
+
+// A denied path that appears during the run (here the command makes it)
+// is refused by the deny watch as root, and that refusal too is said on
+// stderr as it happens, not only listed when the run ends.
+func TestAttackLateDenyVisible(t *testing.T) {
+	ws := sandboxtest.Workspace(t)
+	sb := sandboxtest.New(t, preset, ws, func(s *profile.Spec) {
+		s.Filesystem.Deny = append(s.Filesystem.Deny, "**/late.txt")
+	})
+	if !sb.Executor.Report().Host.FanotifyPerm {
+		t.Skip("no fanotify permission events here: deny entries cover only files present at start (the Report says so)")
+	}
+	late := filepath.Join(ws, "late.txt")
+	o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh(`echo late-secret > late.txt; cat late.txt; exit 0`)})
+	requireNotIn(t, o, "late-secret")
+	d, ok := findDenial(o.Result, "filesystem", late)
+	if !ok || !d.Live || !strings.Contains(o.Stderr, "airlock: filesystem: open refused: matches deny") || !strings.Contains(o.Stderr, "("+late+")") {
+		t.Errorf("the late deny match was not said on stderr as it happened: denials %+v\n%s", o.Result.Denials, o)
+	}
+}
