@@ -159,3 +159,24 @@ func readEvents(t *testing.T, path string) []audit.Event {
 	}
 	return out
 }
+
+// TestSayDenials: the end of a run says only the refusals no line said
+// while it ran, escaped, at most maxEndLines of them, then one line that
+// points at the report.
+func TestSayDenials(t *testing.T) {
+	var ds []sandbox.Denial
+	for i := 0; i < 30; i++ {
+		ds = append(ds, sandbox.Denial{Kind: "filesystem", Target: "/ws/q" + string(rune('a'+i%26)), Reason: "moved aside"})
+		ds = append(ds, sandbox.Denial{Kind: "exec", Target: "/tmp/x", Reason: "said already", Live: true})
+	}
+	ds[0].Target = "/ws/evil\nairlock: forged"
+	var b strings.Builder
+	sayDenials(&b, ds)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != maxEndLines+1 || !strings.Contains(lines[maxEndLines], "more refusals not shown") {
+		t.Fatalf("want %d lines and one saying more followed, got %d:\n%s", maxEndLines, len(lines), b.String())
+	}
+	if strings.Contains(b.String(), "said already") || strings.Contains(b.String(), "\nairlock: forged") {
+		t.Errorf("a live refusal said twice, or a target forged a line:\n%s", b.String())
+	}
+}
