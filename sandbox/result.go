@@ -57,6 +57,8 @@ type Denial struct {
 	Target   string `json:"target"` // what was refused, e.g. "example.com:443"
 	Reason   string `json:"reason"`
 	// Live: a line on the run's stderr said so as it happened (or said
-	// that more refusals followed than it would list).
-	Live bool `json:"live,omitempty"`
+	// that more refusals followed than it would list), so a caller that
+	// sums the refusals up at the end need not say it again. Not in the
+	// JSON: every field a report's reader gets stays a string.
+	Live bool `json:"-"`
 }
