@@ -78,7 +78,7 @@ func budgetStatuses(s profile.Spec, h HostInfo) []BudgetStatus {
 	b := s.Budgets
 	cg := h.CgroupWritable
 	// The cgroup's reason is in the resource-limits line.
-	noCgroup := "no writable cgroup"
+	noCgroup := "no writable cgroup (nor a delegated one above this process's)"
 	var out []BudgetStatus
 	add := func(name, limit string, st Enforcement, mech, why string) {
 		out = append(out, BudgetStatus{Budget: name, Limit: limit, Status: st, Mechanism: mech, Reason: why})
@@ -87,7 +87,7 @@ func budgetStatuses(s profile.Spec, h HostInfo) []BudgetStatus {
 	case b.Memory == 0:
 		add(BudgetMemory, "", NotApplied, "", "no memory budget")
 	case cg:
-		add(BudgetMemory, b.Memory.String(), Enforced, "cgroup "+h.CgroupMode+" memory limit, no swap; the scratch tmpfs pages are charged to it too", "")
+		add(BudgetMemory, b.Memory.String(), Enforced, "cgroup "+h.CgroupMode+" memory limit, no swap; the scratch tmpfs pages are charged to it too"+delegatedNote(h), "")
 	default:
 		add(BudgetMemory, b.Memory.String(), Degraded, "RLIMIT_AS per process; the scratch tmpfs is held to the budget by its size",
 			noCgroup+"; "+addressSpaceNote(b.Memory)+"; each process may map up to that limit, so several together can hold more")
@@ -163,4 +163,12 @@ func resourceLimitsStatus(s profile.Spec, budgets []BudgetStatus, h HostInfo) Gu
 		g.Reason += " (" + h.CgroupReason + ")"
 	}
 	return g
+}
+
+// delegatedNote names the delegated cgroups the runs' cgroups are made in.
+func delegatedNote(h HostInfo) string {
+	if len(h.CgroupDelegated) == 0 {
+		return ""
+	}
+	return "; in the delegated cgroup " + strings.Join(h.CgroupDelegated, ", ")
 }

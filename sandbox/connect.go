@@ -194,7 +194,9 @@ func (b *connectBroker) answer(n *seccompNotif) {
 	resp := seccompNotifResp{id: n.id}
 	var handled bool
 	var errno unix.Errno
-	if n.nr == int32(unix.SYS_LISTEN) {
+	if isExecCall(n.nr) {
+		b.unix.exec.observe(n) // never handled: CONTINUE, see execwatch.go
+	} else if n.nr == int32(unix.SYS_LISTEN) {
 		handled, errno = true, b.listen(n)
 	} else {
 		handled, errno = b.connect(n)

@@ -281,7 +281,7 @@ type denyHandoff struct {
 // when the run has none (no deny entry can match inside its mounts, or
 // this supervisor cannot answer permission events; the Report says so).
 func (p *Process) newDenyHandoff() (*denyHandoff, error) {
-	if p.plan.denyWatch == nil || !p.e.host.FanotifyPerm {
+	if (p.plan.denyWatch == nil && len(maskTargets(p.plan.config.Mounts)) == 0) || !p.e.host.FanotifyPerm {
 		return nil, nil
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
@@ -292,12 +292,17 @@ func (p *Process) newDenyHandoff() (*denyHandoff, error) {
 }
 
 // denyWatchConfig tells the helper which descriptor (its fd) the hand-off
-// socket is and which roots to hand over.
-func (h *denyHandoff) config(fd int, pl *denyWatchPlan) *linux.DenyWatchConfig {
+// socket is, which roots to hand over (none without a deny watch plan)
+// and where the masks are.
+func (h *denyHandoff) config(fd int, pl *denyWatchPlan, mounts []linux.Mount) *linux.DenyWatchConfig {
 	if h == nil {
 		return nil
 	}
-	return &linux.DenyWatchConfig{Roots: pl.rootPaths(), FD: fd}
+	c := &linux.DenyWatchConfig{Masks: maskTargets(mounts), FD: fd}
+	if pl != nil {
+		c.Roots = pl.rootPaths()
+	}
+	return c
 }
 
 // errDenyHelperGone: the helper ended before handing over its mounts; its
@@ -309,9 +314,9 @@ var errDenyHelperGone = errors.New("the helper ended before handing over its mou
 // the hand-off either way, so a helper still waiting fails its step.
 func (p *Process) startDenyWatch(h *denyHandoff) error {
 	defer h.parent.Close()
-	mounts, err := receiveMounts(h.parent)
+	masks, mounts, err := receiveMounts(h.parent)
 	defer func() {
-		for _, fd := range mounts {
+		for _, fd := range append(masks, mounts...) {
 			unix.Close(fd)
 		}
 	}()
@@ -335,11 +340,21 @@ func (p *Process) startDenyWatch(h *denyHandoff) error {
 			return fmt.Errorf("fanotify_mark: %w", err)
 		}
 	}
+	maskInodes, err := markMasks(fan, masks)
+	if err != nil {
+		unix.Close(fan)
+		return err
+	}
 	w := &denyWatch{
 		fan:   os.NewFile(uintptr(fan), "fanotify"),
-		globs: p.plan.denyWatch.globs,
+		masks: maskInodes,
+		deny:  resolvedGlobs(p.e.profile.Spec().Filesystem.Deny),
 		done:  make(chan struct{}),
 		seen:  map[string]bool{},
+		note:  p.noteRefusal,
+	}
+	if p.plan.denyWatch != nil {
+		w.globs = p.plan.denyWatch.globs
 	}
 	go w.serve()
 	p.deny.Store(w)
@@ -350,19 +365,23 @@ func (p *Process) startDenyWatch(h *denyHandoff) error {
 }
 
 // receiveMounts reads the helper's messages until the last one (its byte
-// is 0) and returns the descriptors they carried.
-func receiveMounts(sock *os.File) ([]int, error) {
-	var fds []int
+// is 0) and returns the descriptors they carried: the mask inodes (the
+// message tagged linux.MaskTag) and the mounts.
+func receiveMounts(sock *os.File) (masks, mounts []int, err error) {
 	for {
 		tag, got, closed, err := recvRights(sock, linux.MountsPerMessage)
-		fds = append(fds, got...)
+		if tag == linux.MaskTag {
+			masks = append(masks, got...)
+		} else {
+			mounts = append(mounts, got...)
+		}
 		switch {
 		case err != nil:
-			return fds, fmt.Errorf("receive the sandbox's mounts: %w", err)
+			return masks, mounts, fmt.Errorf("receive the sandbox's mounts: %w", err)
 		case closed:
-			return fds, errDenyHelperGone
+			return masks, mounts, errDenyHelperGone
 		case tag == 0:
-			return fds, nil
+			return masks, mounts, nil
 		}
 	}
 }
@@ -381,7 +400,13 @@ func (p *Process) closeDenyWatch() []Denial {
 type denyWatch struct {
 	fan   *os.File // non-blocking, so Close ends a pending Read
 	globs []denyGlob
+	// masks are the mask inodes (maskwatch.go); deny is every deny
+	// glob, to say which one a masked path matches.
+	masks map[fileID]bool
+	deny  []denyGlob
 	done  chan struct{}
+	// note says a new denial on the run's stderr as it happens.
+	note func(Denial)
 
 	mu      sync.Mutex
 	denials []Denial
@@ -424,7 +449,14 @@ func (w *denyWatch) answer(fd int) {
 	var buf [unix.PathMax]byte
 	path, reason := "?", "open refused: its path could not be read"
 	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
-	if err == nil && n < len(buf) {
+	switch {
+	case err != nil || n >= len(buf):
+	case w.isMask(fd):
+		// The mask's mount point is the masked path; the mask inode
+		// itself was unlinked once bound.
+		path = strings.TrimSuffix(string(buf[:n]), " (deleted)")
+		reason = maskReason(w.deny, path)
+	default:
 		path, reason = string(buf[:n]), ""
 		if g := w.deniedBy(path); g != "" {
 			reason = "open refused: matches deny " + g + " (not there when the run started)"
@@ -465,7 +497,11 @@ func (w *denyWatch) record(path, reason string) {
 		w.dropped++
 	default:
 		w.seen[path] = true
-		w.denials = append(w.denials, Denial{Kind: "filesystem", Target: path, Reason: reason})
+		d := Denial{Kind: "filesystem", Target: path, Reason: reason, Live: w.note != nil}
+		w.denials = append(w.denials, d)
+		if w.note != nil {
+			w.note(d)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/airlockhq/airlock/egress"
+	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
 )
@@ -135,13 +136,26 @@ func receiveTAP(sock *os.File) (*os.File, error) {
 // noteDenial writes the one line an agent reads on the run's stderr as
 // the refusal happens; the Result lists it again when the run ends.
 func (p *Process) noteDenial(d egress.Denial) {
+	p.noteLine("airlock: " + d.String() + "\n")
+}
+
+// noteRefusal is noteDenial for the sandbox's own refusals (a masked
+// path read, an exec outside the exec paths, a late deny match). The
+// target is a name the command chose: escaped, a newline in it cannot
+// forge a line.
+func (p *Process) noteRefusal(d Denial) {
+	p.noteLine(fmt.Sprintf("airlock: %s: %s (%s)\n", visible.Text(d.Kind), visible.Text(d.Reason), visible.Text(d.Target)))
+}
+
+// noteLine writes one refusal line on the run's stderr, up to
+// maxDenialLines for the run, then one that says more followed.
+func (p *Process) noteLine(line string) {
 	n, w := p.denialLines.Add(1), p.stderr
 	if w == nil || n > maxDenialLines+1 {
 		return
 	}
-	line := "airlock: " + d.String() + "\n"
 	if n == maxDenialLines+1 {
-		line = "airlock: more connections blocked; the run's report lists them\n"
+		line = "airlock: more refusals (connections, reads, execs) not shown; the run's report lists them\n"
 	}
 	io.WriteString(w, line)
 }
@@ -157,7 +171,7 @@ func (p *Process) closeGateway() []Denial {
 	var out []Denial
 	if b != nil {
 		b.close()
-		out = b.unix.takeDenials()
+		out = append(b.unix.takeDenials(), b.unix.exec.take()...)
 	}
 	if gw == nil {
 		return out
@@ -165,10 +179,10 @@ func (p *Process) closeGateway() []Denial {
 	gw.Close()
 	list, dropped := gw.Denials()
 	for _, d := range list {
-		out = append(out, Denial{Kind: "network", Protocol: d.Protocol, Target: d.Target(), Reason: d.Reason})
+		out = append(out, Denial{Kind: "network", Protocol: d.Protocol, Target: d.Target(), Reason: d.Reason, Live: p.stderr != nil})
 	}
 	if dropped > 0 {
-		out = append(out, Denial{Kind: "network", Target: "*", Reason: fmt.Sprintf("%d more distinct refusals, not listed", dropped)})
+		out = append(out, Denial{Kind: "network", Target: "*", Reason: fmt.Sprintf("%d more distinct refusals, not listed", dropped), Live: p.stderr != nil})
 	}
 	return out
 }

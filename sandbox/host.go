@@ -34,6 +34,9 @@ type HostInfo struct {
 	CgroupMode     string   `json:"cgroup_mode"`
 	CgroupWritable bool     `json:"cgroup_writable"`
 	CgroupReason   string   `json:"cgroup_reason,omitempty"`
+	// CgroupDelegated lists the delegated cgroups (ancestors of this
+	// process's own, writable by it) the runs' cgroups are made in.
+	CgroupDelegated []string `json:"cgroup_delegated,omitempty"`
 	// Tun: /dev/net/tun opens, so the egress layer can give a sandbox a
 	// TAP device (network allowlists, and private-range blocking for
 	// network "all").
@@ -85,6 +88,7 @@ func ProbeHost() HostInfo {
 	h.FanotifyPerm, h.FanotifyReason = probeFanotify()
 	h.UnixGuard, h.UnixGuardReason = probeUnixGuard(h.Seccomp)
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
+	h.CgroupDelegated = h.cgroups.Delegated
 	return h
 }
 
@@ -241,7 +245,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	}
 	add(profile.EnvScrub, Enforced, "environment built from the allowlist", "")
 	gs = append(gs, execBoundaryStatus(s, h))
-	return Report{Level: levelOf(gs), Guarantees: gs, Budgets: budgets, Host: h}
+	return Report{Level: levelOf(gs), Guarantees: gs, Budgets: budgets, Silent: silentRefusals(s, h), Host: h}
 }
 
 // egressMechanism is how network filtering works for every program, proxy

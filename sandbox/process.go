@@ -251,11 +251,12 @@ func (p *Process) spawn() error {
 	}
 	if notifH != nil {
 		c.ExtraFiles = append(c.ExtraFiles, notifH.child)
-		cfg.Notifier = &linux.NotifierConfig{FD: 2 + len(c.ExtraFiles), BrokerTCP: p.e.policy != nil && p.e.opts.Dialer == nil}
+		cfg.Notifier = &linux.NotifierConfig{FD: 2 + len(c.ExtraFiles), BrokerTCP: p.e.policy != nil && p.e.opts.Dialer == nil,
+			ExecWatch: len(s.Filesystem.Exec) > 0}
 	}
 	if denyH != nil {
 		c.ExtraFiles = append(c.ExtraFiles, denyH.child)
-		cfg.DenyWatch = denyH.config(2+len(c.ExtraFiles), p.plan.denyWatch)
+		cfg.DenyWatch = denyH.config(2+len(c.ExtraFiles), p.plan.denyWatch, p.plan.config.Mounts)
 	}
 	statR, statW, err := openInitStatus()
 	if err != nil {
@@ -533,7 +534,7 @@ func (p *Process) Wait() (*Result, error) {
 	close(p.done)
 	end := time.Now()
 
-	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Level: p.e.report.Level, Guarantees: p.e.report.Guarantees, Budgets: p.e.report.Budgets}
+	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Level: p.e.report.Level, Guarantees: p.e.report.Guarantees, Budgets: p.e.report.Budgets, Silent: p.e.report.Silent}
 	var ee *exec.ExitError
 	switch {
 	case werr == nil:

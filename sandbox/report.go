@@ -43,7 +43,11 @@ type Report struct {
 	// Budgets says what bounds each budget of the profile; the
 	// resource-limits guarantee sums them up.
 	Budgets []BudgetStatus `json:"budgets"`
-	Host    HostInfo       `json:"host"`
+	// Silent lists the refusals that, on this host, reach neither the
+	// run's stderr nor its Result, or only through the command's own
+	// error messages, and why (maskwatch.go).
+	Silent []string `json:"silent_refusals,omitempty"`
+	Host   HostInfo `json:"host"`
 }
 
 // Status returns the line for g.
@@ -91,6 +95,12 @@ func (r Report) String() string {
 			fmt.Fprintf(&b, " (%s)", s.Reason)
 		}
 		b.WriteByte('\n')
+	}
+	if len(r.Silent) > 0 {
+		b.WriteString("silent refusals:\n")
+	}
+	for _, s := range r.Silent {
+		fmt.Fprintf(&b, "  %s\n", visible.Text(s))
 	}
 	return b.String()
 }

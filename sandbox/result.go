@@ -31,9 +31,11 @@ type Result struct {
 	Timings     Timings  `json:"timings"`
 	Denials     []Denial `json:"denials"`
 
-	Level       Level              `json:"level"`
-	Guarantees  []GuaranteeStatus  `json:"guarantees"`
-	Budgets     []BudgetStatus     `json:"budgets"`
+	Level      Level             `json:"level"`
+	Guarantees []GuaranteeStatus `json:"guarantees"`
+	Budgets    []BudgetStatus    `json:"budgets"`
+	// Silent is the Report's list of refusals this run could not report.
+	Silent      []string           `json:"silent_refusals,omitempty"`
 	Fingerprint string             `json:"profile_fingerprint"`
 	Limits      map[string]float64 `json:"limits,omitempty"`
 }
@@ -54,4 +56,9 @@ type Denial struct {
 	Protocol string `json:"protocol,omitempty"`
 	Target   string `json:"target"` // what was refused, e.g. "example.com:443"
 	Reason   string `json:"reason"`
+	// Live: a line on the run's stderr said so as it happened (or said
+	// that more refusals followed than it would list), so a caller that
+	// sums the refusals up at the end need not say it again. Not in the
+	// JSON: every field a report's reader gets stays a string.
+	Live bool `json:"-"`
 }

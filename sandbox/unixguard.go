@@ -78,6 +78,11 @@ type unixGuard struct {
 	mu      sync.Mutex
 	denials []Denial
 	seen    map[string]bool
+	// exec reports refused execs; it shares the guard's notifier (one
+	// listener per process) and its denials.
+	exec *execWatch
+	// note says a refusal on the run's stderr as it happens.
+	note func(Denial)
 }
 
 type fileID struct{ dev, ino uint64 }
@@ -339,7 +344,11 @@ func (g *unixGuard) deny(target, why string) {
 		g.seen = map[string]bool{}
 	}
 	g.seen[target] = true
-	g.denials = append(g.denials, Denial{Kind: "unix-socket", Target: target, Reason: why})
+	d := Denial{Kind: "unix-socket", Target: target, Reason: why, Live: g.note != nil}
+	g.denials = append(g.denials, d)
+	if g.note != nil {
+		g.note(d)
+	}
 }
 
 // maxDistinctDenials caps the unix socket refusals one run lists.
@@ -446,6 +455,8 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 		named:  namedSockets(p.e.profile.Spec().Filesystem.Sockets),
 		diag:   diag,
 		shared: own.Dev == ns.Dev && own.Ino == ns.Ino,
+		exec:   newExecWatch(p.e.profile.Spec().Filesystem.Exec, p.noteRefusal),
+		note:   p.noteRefusal,
 	}
 	p.gwMu.Lock()
 	defer p.gwMu.Unlock()

@@ -29,7 +29,7 @@ type auditOptions struct {
 }
 
 func runAudit(args []string, stdout, stderr io.Writer) int {
-	opts, code, ok := parseAuditFlags(args, stderr)
+	opts, code, ok := parseAuditFlags(args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -43,7 +43,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 }
 
 // parseAuditFlags returns the options, or ok=false and the exit status.
-func parseAuditFlags(args []string, stderr io.Writer) (opts auditOptions, code int, ok bool) {
+func parseAuditFlags(args []string, stdout, stderr io.Writer) (opts auditOptions, code int, ok bool) {
 	flags := flag.NewFlagSet("airlock audit", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.StringVar(&opts.path, "log", audit.DefaultPath(), "read the audit log at `PATH`")
@@ -51,8 +51,8 @@ func parseAuditFlags(args []string, stderr io.Writer) (opts auditOptions, code i
 	flags.BoolVar(&opts.json, "json", false, "print events as JSON lines instead of one readable line each")
 	types := flags.String("type", "", "print only events of these `TYPES` (comma-separated: decision,spawn,enforcement,exit)")
 	flags.StringVar(&opts.execution, "execution", "", "print only the events of execution `ID`")
-	flags.Usage = func() {
-		fmt.Fprint(stderr, `Usage: airlock audit [--log PATH] [--follow] [--json] [--type TYPES] [--execution ID]
+	help := func(w io.Writer) {
+		fmt.Fprint(w, `Usage: airlock audit [--log PATH] [--follow] [--json] [--type TYPES] [--execution ID]
 
 Prints the audit log, one line per event: time, type, decision, tool,
 requirement, rule and layer, profile fingerprint (abbreviated), reason and
@@ -64,21 +64,17 @@ Here that is: `+audit.DefaultPath()+`
 
 Flags:
 `)
-		flags.PrintDefaults()
 	}
-	if err := flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return opts, 0, false
-		}
-		return opts, 2, false
+	if code, ok := parseCommandFlags(flags, args, help, exitUsage, stdout, stderr); !ok {
+		return opts, code, false
 	}
 	if flags.NArg() > 0 {
 		fmt.Fprintf(stderr, "airlock audit: unexpected argument %q; run 'airlock audit --help' for the flags\n", flags.Arg(0))
-		return opts, 2, false
+		return opts, exitUsage, false
 	}
 	if opts.path == "" {
 		fmt.Fprintln(stderr, "airlock audit: no log path (the home directory is unknown); pass --log PATH or set AIRLOCK_AUDIT_LOG")
-		return opts, 2, false
+		return opts, exitUsage, false
 	}
 	known := []string{audit.TypeDecision, audit.TypeSpawn, audit.TypeEnforcement, audit.TypeExit}
 	if *types != "" {
@@ -86,7 +82,7 @@ Flags:
 			t = strings.TrimSpace(t)
 			if !slices.Contains(known, t) {
 				fmt.Fprintf(stderr, "airlock audit: unknown event type %q in --type; use %s\n", t, strings.Join(known, ", "))
-				return opts, 2, false
+				return opts, exitUsage, false
 			}
 			opts.types = append(opts.types, t)
 		}

@@ -115,6 +115,8 @@ func TestAuditMissingLog(t *testing.T) {
 	}
 }
 
+// TestAuditFlags: help on stdout; a usage error is one line on stderr,
+// status 125.
 func TestAuditFlags(t *testing.T) {
 	t.Setenv("AIRLOCK_AUDIT_LOG", "/var/lib/example/audit.jsonl")
 	for _, tc := range []struct {
@@ -124,13 +126,17 @@ func TestAuditFlags(t *testing.T) {
 	}{
 		{[]string{"--help"}, 0, "/var/lib/example/audit.jsonl"},
 		{[]string{"-h"}, 0, "XDG_STATE_HOME"},
-		{[]string{"--bogus"}, 2, "flag provided but not defined: -bogus"},
-		{[]string{"--type", "decisions"}, 2, `unknown event type "decisions"`},
-		{[]string{"--log"}, 2, "flag needs an argument"},
-		{[]string{"extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"--bogus"}, 125, "unknown flag --bogus"},
+		{[]string{"--type", "decisions"}, 125, `unknown event type "decisions"`},
+		{[]string{"--log"}, 125, "--log needs a value"},
+		{[]string{"extra"}, 125, `unexpected argument "extra"`},
 	} {
 		code, out, errOut := runAuditArgs(tc.args...)
-		if code != tc.code || !strings.Contains(errOut, tc.says) || out != "" {
+		said, quiet := errOut, out
+		if tc.code == 0 {
+			said, quiet = out, errOut
+		}
+		if code != tc.code || !strings.Contains(said, tc.says) || quiet != "" || (tc.code != 0 && strings.Count(errOut, "\n") != 1) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d saying %q", tc.args, code, out, errOut, tc.code, tc.says)
 		}
 	}
@@ -166,7 +172,7 @@ func (l *lockedBuffer) String() string {
 
 func TestAuditFollow(t *testing.T) {
 	path := writeAuditLog(t)
-	opts, code, ok := parseAuditFlags([]string{"--follow", "--log", path, "--type", "exit"}, os.Stderr)
+	opts, code, ok := parseAuditFlags([]string{"--follow", "--log", path, "--type", "exit"}, os.Stdout, os.Stderr)
 	if !ok {
 		t.Fatalf("parse: exit %d", code)
 	}

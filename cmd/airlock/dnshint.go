@@ -13,8 +13,9 @@ import (
 // (a protected path, a system path) fails with EROFS in the kernel, with
 // no event an unprivileged supervisor can read. dnsHint watches the
 // command's stderr for the messages programs print for these (glibc,
-// curl, git, ssh, Go, Node, pip; "Read-only file system") and says once
-// per kind, on airlock's own line, why; the Report gets a denial marked as
+// curl, git, ssh, Go, Node, pip; "Read-only file system"; and, where the
+// sandbox cannot see reads of masked paths itself, "Permission denied")
+// and says once per kind, on airlock's own line, why; the Report gets a denial marked as
 // seen in the command's output. A command can print such a message
 // without the refusal: the lines and denials are hints, never a claim that
 // something was allowed.
@@ -25,7 +26,12 @@ type dnsHint struct {
 	seen     bool   // a failed lookup (only watched for with --net none)
 	dnsOff   bool   // the network is not off: lookups are the gateway's to report
 	seenROFS bool
-	pending  []string // lines to say once the command's current line ends
+	// silentEACCES: on this host the sandbox cannot report reads of
+	// masked paths itself (Report.Silent), so an EACCES message stands
+	// in for them.
+	silentEACCES bool
+	seenEACCES   bool
+	pending      []string // lines to say once the command's current line ends
 }
 
 // resolverFailures are the messages of failed name lookups.
@@ -43,6 +49,11 @@ var resolverFailures = [][]byte{
 
 // readOnlyFailure is strerror(EROFS).
 var readOnlyFailure = []byte("Read-only file system")
+
+// accessFailure is strerror(EACCES).
+var accessFailure = []byte("Permission denied")
+
+const accessHintLine = "airlock: 'Permission denied' may be a read of a path the sandbox masks (deny entries, /proc's kernel files), which this host lets airlock refuse but not see; --report lists what goes unseen (silent_refusals)\n"
 
 const readOnlyHintLine = "airlock: a write was refused: read-only in this sandbox are protected paths in the workspace (.git/hooks, .git/config, .airlock, ...) and everything outside it except /tmp, HOME and --allow-write paths\n"
 
@@ -78,7 +89,7 @@ func (h *dnsHint) Write(p []byte) (int, error) {
 // scanLocked looks for the messages in what the command wrote, with the
 // end of its previous write for a message split across two.
 func (h *dnsHint) scanLocked(seg []byte) {
-	if (h.seen || h.dnsOff) && h.seenROFS {
+	if (h.seen || h.dnsOff) && h.seenROFS && (h.seenEACCES || !h.silentEACCES) {
 		return
 	}
 	buf := append(h.tail, seg...)
@@ -95,6 +106,10 @@ func (h *dnsHint) scanLocked(seg []byte) {
 		h.seenROFS = true
 		h.pending = append(h.pending, readOnlyHintLine)
 	}
+	if h.silentEACCES && !h.seenEACCES && bytes.Contains(buf, accessFailure) {
+		h.seenEACCES = true
+		h.pending = append(h.pending, accessHintLine)
+	}
 	if len(buf) > 64 {
 		buf = buf[len(buf)-64:]
 	}
@@ -108,8 +123,9 @@ func (h *dnsHint) flushLocked() {
 	h.pending = nil
 }
 
-// denials are the Report's records of the hints given; a hint still
-// waiting for the end of the command's line is said now.
+// denials are the Report's records of the hints given (Live: their line
+// was said); a hint still waiting for the end of the command's line is
+// said now.
 func (h *dnsHint) denials() []sandbox.Denial {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -120,11 +136,15 @@ func (h *dnsHint) denials() []sandbox.Denial {
 	var out []sandbox.Denial
 	if h.seen {
 		out = append(out, sandbox.Denial{Kind: "network", Protocol: "dns", Target: "(a name, seen in the command's stderr)",
-			Reason: "name lookup with the network off (--net none)"})
+			Reason: "name lookup with the network off (--net none)", Live: true})
 	}
 	if h.seenROFS {
 		out = append(out, sandbox.Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
-			Reason: "write to a path that is read-only in the sandbox (Read-only file system)"})
+			Reason: "write to a path that is read-only in the sandbox (Read-only file system)", Live: true})
+	}
+	if h.seenEACCES {
+		out = append(out, sandbox.Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
+			Reason: "read refused (Permission denied), perhaps of a masked path, on a host where the sandbox cannot see masked reads", Live: true})
 	}
 	return out
 }

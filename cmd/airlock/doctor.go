@@ -28,13 +28,17 @@ a guarantee it requires is missing.
 Flags:
 `)
 	}
-	if code, ok := parseCommandFlags(fs, args, help, 2, stdout, stderr); !ok {
+	if code, ok := parseCommandFlags(fs, args, help, exitUsage, stdout, stderr); !ok {
 		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "airlock doctor: takes no arguments (got %q); the profile comes from its flags\n", fs.Arg(0))
+		return exitUsage
 	}
 	p, err := pf.buildChecked(fs)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
-		return 2
+		return exitUsage
 	}
 	rep := sandbox.ReportFor(p)
 	_, runErr := sandbox.New(p)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,8 +41,8 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 0, "all-in deadline; at most the sandbox's (default: the sandbox's)")
 	execID := fs.String("execution-id", "", "the execution id (default: a random one)")
 	list := fs.Bool("list", false, "list the sandboxes the agent may use and exit")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: airlock exec --sandbox NAME [FLAGS] (--code CODE [--lang python|sh] | -- ARGV...)
+	help := func(w io.Writer) {
+		fmt.Fprint(w, `Usage: airlock exec --sandbox NAME [FLAGS] (--code CODE [--lang python|sh] | -- ARGV...)
        airlock exec --list [--agent A] [--config FILE]
 
 Runs code in a named sandbox of the catalog (sandboxes.toml) and prints
@@ -51,17 +50,24 @@ the Result as one JSON object: status (succeeded, failed, timed_out,
 output_limit_exceeded, cancelled), exit_code, stdout, stderr, timings,
 execution_id. Exit status 0 whenever a Result was printed, whatever its
 status; 1 with one line on stderr when nothing could run (a sandbox not
-assigned to --agent, a bad catalog, an unreachable provider); 2 for usage.
+assigned to --agent, a bad catalog, an unreachable provider); 125 for usage (one line on stderr).
 
 Flags:
 `)
-		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseCommandFlags(fs, args, help, exitUsage, stdout, stderr); !ok {
+		return code
+	}
+	// Usage errors before the catalog: they are the command line's, and
+	// say so whatever state the catalog is in.
+	switch {
+	case *list:
+	case *name == "":
+		fmt.Fprintln(stderr, "airlock exec: no --sandbox given; 'airlock exec --list' shows the names you may use")
+		return exitUsage
+	case (*code == "") == (fs.NArg() == 0):
+		fmt.Fprintln(stderr, "airlock exec: give either --code CODE or -- ARGV...")
+		return exitUsage
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "airlock exec:", err)
@@ -86,14 +92,6 @@ Flags:
 		return listSandboxes(stdout, inv.List())
 	}
 	argv := fs.Args()
-	switch {
-	case *name == "":
-		fmt.Fprintln(stderr, "airlock exec: no --sandbox given; 'airlock exec --list' shows the names you may use")
-		return 2
-	case (*code == "") == (len(argv) == 0):
-		fmt.Fprintln(stderr, "airlock exec: give either --code CODE or -- ARGV...")
-		return 2
-	}
 	req := provider.Request{Code: *code, Argv: argv, Timeout: *timeout, ExecutionID: *execID,
 		Files: map[string][]byte{}, OutputFiles: outputs}
 	if *code != "" {
@@ -103,7 +101,7 @@ Flags:
 		n, file, ok := strings.Cut(in, "=")
 		if !ok {
 			fmt.Fprintf(stderr, "airlock exec: --input %q: write NAME=FILE\n", in)
-			return 2
+			return exitUsage
 		}
 		if req.Files[n], err = os.ReadFile(file); err != nil {
 			return fail(fmt.Errorf("--input %s: %w", n, err))

@@ -59,7 +59,7 @@ sandboxes = ["sh"]
 		{"not assigned", []string{"--agent", "reviewer", "--sandbox", "other", "--", "true"}, 1, "", "", "not assigned"},
 		{"unknown agent", []string{"--agent", "nobody", "--sandbox", "sh", "--", "true"}, 1, "", "", "not assigned"},
 		{"bad config", []string{"--config", bad, "--sandbox", "sh", "--", "true"}, 1, "", "", "bad.toml:3: sandbox.sh.memory"},
-		{"no program", []string{"--sandbox", "sh"}, 2, "", "", "--code"},
+		{"no program", []string{"--sandbox", "sh"}, 125, "", "", "--code"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"exec"}, tc.args...)

@@ -63,33 +63,39 @@ Register it with 'airlock init claude-code', or paste into
 Flags:
 `
 
+// exitBlock is Claude Code's "block this call". The hook's usage errors
+// exit with it, not the CLI's 125: Claude Code takes any other failure
+// for a non-blocking error and lets the call through.
+const exitBlock = 2
+
 // runHook is "airlock hook AGENT". Its exit status is what Claude Code
 // reads: 0 with a decision on stdout, 2 to block the call.
 func runHook(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("hook", hookUsage, stdout, stderr)
+	fs := newFlagSet("airlock hook claude-code", hookUsage, stdout, stderr)
 	sandboxFlag := fs.Bool("sandbox", false, "run every Bash call that is not denied inside airlock run")
 	workspace := fs.String("workspace", "", "the workspace `DIR` of every call (default: found from the call's cwd)")
 	auditPath := fs.String("audit", "", "the audit log `PATH` (default "+audit.DefaultPath()+")")
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "airlock hook: name the agent: airlock hook claude-code")
-		return 2
+		return exitBlock
 	}
 	agent := args[0]
 	if agent == "-h" || agent == "--help" || agent == "help" {
 		fs.SetOutput(stdout)
 		fs.Usage()
+		printFlags(stdout, fs)
 		return 0
 	}
 	if agent != "claude-code" {
 		fmt.Fprintf(stderr, "airlock hook: unknown agent %q; the hook knows claude-code\n", agent)
-		return 2
+		return exitBlock
 	}
-	if code := parseFlags(fs, args[1:], stdout); code >= 0 {
+	if code := parseFlags(fs, args[1:], exitBlock, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "airlock hook claude-code: takes no arguments; the call comes on stdin")
-		return 2
+		return exitBlock
 	}
 
 	h := &claudecode.Hook{Policy: workspacePolicy}

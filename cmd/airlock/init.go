@@ -40,30 +40,31 @@ Flags:
 
 // runInit is "airlock init AGENT".
 func runInit(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("init", initUsage, stdout, stderr)
+	fs := newFlagSet("airlock init claude-code", initUsage, stdout, stderr)
 	user := fs.Bool("user", false, "register in ~/.claude/settings.json (every project) instead of the workspace's")
 	sandboxFlag := fs.Bool("sandbox", false, "make the hook run every Bash call that is not denied inside airlock run")
 	workspace := fs.String("workspace", "", "the workspace `DIR` whose .claude/settings.json to change (default: the current directory)")
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "airlock init: name the agent: airlock init claude-code")
-		return 2
+		return exitUsage
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
 		fs.SetOutput(stdout)
 		fs.Usage()
+		printFlags(stdout, fs)
 		return 0
 	case "claude-code":
 	default:
 		fmt.Fprintf(stderr, "airlock init: unknown agent %q; init knows claude-code\n", args[0])
-		return 2
+		return exitUsage
 	}
-	if code := parseFlags(fs, args[1:], stdout); code >= 0 {
+	if code := parseFlags(fs, args[1:], exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 || (*user && *workspace != "") {
 		fmt.Fprintln(stderr, "airlock init claude-code: takes no arguments, and --user or --workspace, not both")
-		return 2
+		return exitUsage
 	}
 	var path string
 	mode := os.FileMode(0o644)

@@ -12,6 +12,18 @@ import (
 // workspace it owns, for the tests that must hold for real users too.
 func unprivilegedRun(t *testing.T, bin string) (ws string, run func(args ...string) (int, string, string)) {
 	t.Helper()
+	ws, argv := unprivilegedCommand(t, bin)
+	return ws, func(args ...string) (int, string, string) {
+		cmd := exec.Command("setpriv", argv(args...)...)
+		cmd.Dir = ws
+		return runCmd(t, cmd)
+	}
+}
+
+// unprivilegedCommand is unprivilegedRun's setup; argv gives setpriv's
+// arguments for one airlock command line.
+func unprivilegedCommand(t *testing.T, bin string) (ws string, argv func(args ...string) []string) {
+	t.Helper()
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Skip("setpriv not installed")
 	}
@@ -41,11 +53,8 @@ func unprivilegedRun(t *testing.T, bin string) (ws string, run func(args ...stri
 	}
 	copyBinary(t, bin, filepath.Join(root, "airlock"))
 	bin = filepath.Join(root, "airlock")
-	return ws, func(args ...string) (int, string, string) {
-		argv := append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "env", "HOME=" + home, bin}, args...)
-		cmd := exec.Command("setpriv", argv...)
-		cmd.Dir = ws
-		return runCmd(t, cmd)
+	return ws, func(args ...string) []string {
+		return append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "env", "HOME=" + home, bin}, args...)
 	}
 }
 

@@ -52,11 +52,12 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 			return dispatch([]string{args[1], "--help"}, stdout, stderr)
 		}
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "airlock: name a command, as in 'airlock run -- CMD'; run 'airlock --help' for the list")
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout, cmds)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	if args[0] == "--version" || args[0] == "version" {
@@ -66,7 +67,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	c, ok := cmds[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "airlock: unknown command %q; run 'airlock --help' for the list\n", args[0])
-		return 2
+		return exitUsage
 	}
 	return c.run(args[1:], stdout, stderr)
 }

@@ -116,7 +116,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 }
 
 func mcpServe(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("serve", `Usage: airlock mcp serve [--workspace DIR] [--http ADDR] [FLAGS]
+	fs := newFlagSet("airlock mcp serve", `Usage: airlock mcp serve [--workspace DIR] [--http ADDR] [FLAGS]
 
 Serves MCP on stdin and stdout (or streamable HTTP at ADDR with --http)
 with five tools:
@@ -143,12 +143,12 @@ Flags:
 	var m mcpFlags
 	m.register(fs)
 	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR`, a loopback address (e.g. 127.0.0.1:7421), instead of stdio")
-	if code := parseFlags(fs, args, stdout); code >= 0 {
+	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "airlock mcp serve: takes no arguments")
-		return 2
+		return exitUsage
 	}
 	g, err := m.gate(false)
 	if err != nil {
@@ -186,7 +186,7 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, workspace strin
 	if !loopbackAddr(addr) {
 		fmt.Fprintf(stderr, "airlock mcp serve: --http %s: listen on a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); "+
 			"the server has no authentication, so anyone who can reach it could call its tools\n", addr)
-		return 2
+		return exitUsage
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -220,7 +220,7 @@ func loopbackAddr(addr string) bool {
 }
 
 func mcpProxy(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("proxy", `Usage: airlock mcp proxy [--name NAME] [--profile P] [--net ...] [FLAGS] -- CMD [ARGS...]
+	fs := newFlagSet("airlock mcp proxy", `Usage: airlock mcp proxy [--name NAME] [--profile P] [--net ...] [FLAGS] -- CMD [ARGS...]
 
 Starts the MCP server CMD inside the sandbox with its own profile (no
 network unless --net allows it), relays its tools, resources and prompts
@@ -250,13 +250,13 @@ Flags:
 	var m mcpFlags
 	m.register(fs)
 	name := fs.String("name", "", "the server's `NAME` in mcp__NAME__TOOL rules (default: CMD's base name)")
-	if code := parseFlags(fs, args, stdout); code >= 0 {
+	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "airlock mcp proxy: no server command given; usage: airlock mcp proxy [FLAGS] -- CMD [ARGS...]")
-		return 2
+		return exitUsage
 	}
 	if *name == "" {
 		*name = defaultServerName(argv[0])

@@ -75,10 +75,10 @@ func TestMCPUsageErrors(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"mcp"}, 2, "Usage: airlock mcp"},
-		{[]string{"mcp", "nope"}, 2, "unknown command"},
-		{[]string{"mcp", "serve", "extra"}, 2, "takes no arguments"},
-		{[]string{"mcp", "proxy", "--workspace", ws}, 2, "no server command"},
+		{[]string{"mcp"}, 125, "name a command: proxy, serve"},
+		{[]string{"mcp", "nope"}, 125, "unknown command"},
+		{[]string{"mcp", "serve", "extra"}, 125, "takes no arguments"},
+		{[]string{"mcp", "proxy", "--workspace", ws}, 125, "no server command"},
 		{[]string{"mcp", "proxy", "--workspace", ws, "--managed", "-", "--user", "-", "--name", "a__b", "--", "true"}, 1, "letters, digits"},
 		{[]string{"mcp", "serve", "--workspace", "/nonexistent/ws"}, 1, "does not exist"},
 	}

@@ -3,17 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/airlockhq/airlock/gate"
+	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/tool"
@@ -30,7 +31,7 @@ Run 'airlock policy COMMAND --help' for the flags of one command.
 `
 
 // runPolicy is "airlock policy". Exit status: 0 done (for test: every
-// example passed), 1 a rule file is broken or an example failed, 2 usage.
+// example passed), 1 a rule file is broken or an example failed, 125 usage.
 func runPolicy(args []string, stdout, stderr io.Writer) int {
 	return runGroup("policy", policyUsage, map[string]commandFunc{
 		"explain": policyExplain, "test": policyTest, "list": policyList,
@@ -42,12 +43,17 @@ func runPolicy(args []string, stdout, stderr io.Writer) int {
 type commandFunc func(args []string, stdout, stderr io.Writer) int
 
 // runGroup runs a command that only groups subcommands ("airlock policy
-// explain"): no subcommand or an unknown one is a usage error (2), -h,
-// --help and help print usage on stdout.
+// explain"): no subcommand or an unknown one is a usage error (125, one
+// line naming the commands), -h, --help and help print usage on stdout.
 func runGroup(name, usage string, cmds map[string]commandFunc, args []string, stdout, stderr io.Writer) int {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+		fmt.Fprintf(stderr, "airlock %s: name a command: %s; run 'airlock %s --help' for what each does\n", name, strings.Join(names, ", "), name)
+		return exitUsage
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
@@ -57,8 +63,8 @@ func runGroup(name, usage string, cmds map[string]commandFunc, args []string, st
 	if run, ok := cmds[args[0]]; ok {
 		return run(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "airlock %s: unknown command %q\n%s", name, args[0], usage)
-	return 2
+	fmt.Fprintf(stderr, "airlock %s: unknown command %q; use %s (run 'airlock %s --help')\n", name, visible.Text(args[0]), strings.Join(names, ", "), name)
+	return exitUsage
 }
 
 // sourceFlags are the flags that say where rules come from.
@@ -90,39 +96,33 @@ func (s *sourceFlags) sources() (rules.Sources, error) {
 	return rules.Sources{Workspace: ws, Managed: s.managed, User: s.user, NoClaude: s.noClaude}, nil
 }
 
-// newFlagSet makes a FlagSet whose --help prints usage to stdout.
+// newFlagSet makes a FlagSet for parseFlags: name is the command as the
+// user types it ("airlock policy explain"), usage the help's text before
+// the flags.
 func newFlagSet(name, usage string, stdout, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage) }
 	return fs
 }
 
-// parseFlags parses args; it returns -1 to go on, or the exit status.
-func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) int {
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if a == "-h" || a == "-help" || a == "--help" {
-			fs.SetOutput(stdout) // asked-for help goes to stdout
-		}
+// parseFlags parses args as parseCommandFlags does (help on stdout, a
+// usage error one line on stderr with status usageExit); it returns -1 to
+// go on, or the exit status.
+func parseFlags(fs *flag.FlagSet, args []string, usageExit int, stdout, stderr io.Writer) int {
+	usage := fs.Usage // parseCommandFlags silences fs.Usage
+	help := func(w io.Writer) {
+		fs.SetOutput(w)
+		usage()
 	}
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case err != nil:
-		return 2
+	if code, ok := parseCommandFlags(fs, args, help, usageExit, stdout, stderr); !ok {
+		return code
 	}
 	return -1
 }
 
 func policyExplain(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("explain", `Usage: airlock policy explain --tool NAME --input JSON [FLAGS]
+	fs := newFlagSet("airlock policy explain", `Usage: airlock policy explain --tool NAME --input JSON [FLAGS]
 
 Decides one tool call as the gate would, without running it or asking
 anyone, and prints the decision (allow, ask or deny), the reason, the rule
@@ -138,16 +138,16 @@ Flags:
 	autoAllow := fs.Bool("auto-allow-in-sandbox", false, "let the profile allow commands (they run in the sandbox)")
 	cwd := fs.String("cwd", "", "the `DIR` the call runs in (default: the workspace)")
 	asJSON := fs.Bool("json", false, "print the decision as JSON")
-	if code := parseFlags(fs, args, stdout); code >= 0 {
+	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	if *toolName == "" || *input == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "airlock policy explain: --tool and --input are required, and nothing else")
-		return 2
+		return exitUsage
 	}
 	if !json.Valid([]byte(*input)) {
 		fmt.Fprintf(stderr, "airlock policy explain: --input is not valid JSON: %s\n", *input)
-		return 2
+		return exitUsage
 	}
 	sources, err := src.sources()
 	if err != nil {
@@ -162,7 +162,7 @@ Flags:
 	spec, err := profile.LookupPreset(*preset)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock policy explain:", err)
-		return 2
+		return exitUsage
 	}
 	spec.Workspace = sources.Workspace
 	spec.AutoAllowInSandbox = spec.AutoAllowInSandbox || *autoAllow
@@ -225,7 +225,7 @@ Flags:
 }
 
 func policyTest(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("test", `Usage: airlock policy test [FLAGS] FILE
+	fs := newFlagSet("airlock policy test", `Usage: airlock policy test [FLAGS] FILE
 
 Runs the inline examples of the rule file FILE:
 
@@ -247,12 +247,12 @@ when an example fails.
 Flags:
 `, stdout, stderr)
 	workspace := fs.String("workspace", "", "the `DIR` relative paths in rules are taken against (default: the directory above FILE's .airlock/, else the current directory)")
-	if code := parseFlags(fs, args, stdout); code >= 0 {
+	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "airlock policy test: give exactly one rule FILE")
-		return 2
+		return exitUsage
 	}
 	path := fs.Arg(0)
 	ws, err := testWorkspace(path, *workspace)
@@ -315,7 +315,7 @@ func testWorkspace(path, flagValue string) (string, error) {
 }
 
 func policyList(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("list", `Usage: airlock policy list [FLAGS]
+	fs := newFlagSet("airlock policy list", `Usage: airlock policy list [FLAGS]
 
 Lists the effective rules of every layer (managed, user, workspace, local,
 and Claude Code's settings), strongest layer first, and flags the rules
@@ -327,12 +327,12 @@ Flags:
 	var src sourceFlags
 	src.register(fs)
 	asJSON := fs.Bool("json", false, "print the rules as JSON")
-	if code := parseFlags(fs, args, stdout); code >= 0 {
+	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "airlock policy list: takes no arguments")
-		return 2
+		return exitUsage
 	}
 	sources, err := src.sources()
 	if err != nil {

@@ -173,13 +173,13 @@ func TestPolicyHelpAndUsage(t *testing.T) {
 	if code, out, _ := runPolicyArgs("--help"); code != 0 || !strings.Contains(out, "explain") {
 		t.Errorf("policy --help: %d %s", code, out)
 	}
-	if code, _, _ := runPolicyArgs("explain", "--tool", "Bash"); code != 2 {
+	if code, _, _ := runPolicyArgs("explain", "--tool", "Bash"); code != 125 {
 		t.Errorf("missing --input: exit %d", code)
 	}
-	if code, _, _ := runPolicyArgs("explain", "--tool", "Bash", "--input", "{not json"); code != 2 {
+	if code, _, _ := runPolicyArgs("explain", "--tool", "Bash", "--input", "{not json"); code != 125 {
 		t.Errorf("bad JSON: exit %d", code)
 	}
-	if code, _, _ := runPolicyArgs("nope"); code != 2 {
+	if code, _, _ := runPolicyArgs("nope"); code != 125 {
 		t.Errorf("unknown command: exit %d", code)
 	}
 }

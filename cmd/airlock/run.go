@@ -136,13 +136,18 @@ Flags:
 			}
 		}
 	}
-	hint := &dnsHint{w: stderr, dnsOff: p.Spec().Network.Mode != profile.NetworkModeNone}
+	hint := &dnsHint{w: stderr, dnsOff: p.Spec().Network.Mode != profile.NetworkModeNone, silentEACCES: !ex.Report().Host.FanotifyPerm}
 	res, err := runForwarding(ctx, cancel, ex, onStart, sandbox.Cmd{
 		Args: argv, Dir: dir,
 		Stdin: os.Stdin, Stdout: stdout, Stderr: hint,
 		ExecutionID: *execID,
 		Grants:      grantClaims(*grantTok, argv),
 	}, sigs)
+	if res != nil {
+		// The hints' lines were said as they happened; their denials go
+		// to the Report and the audit log with the sandbox's own.
+		res.Denials = append(res.Denials, hint.denials()...)
+	}
 	if log != nil {
 		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err, spawned); aerr != nil {
 			fmt.Fprintln(stderr, "airlock: audit:", visible.Text(aerr.Error()))
@@ -166,24 +171,35 @@ Flags:
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock: warning:", visible.Text(err.Error()))
 	}
-	// The hints' lines were printed as they happened; the Report gets
-	// their denials after the end-of-run lines below are chosen.
-	shown := len(res.Denials)
-	res.Denials = append(res.Denials, hint.denials()...)
 	if reportOut != nil {
 		if werr := reportOut.write(res, pf.loaded); werr != nil {
 			fmt.Fprintln(stderr, "airlock: write report:", visible.Text(werr.Error()))
 		}
 	}
-	for _, d := range res.Denials[:shown] {
-		if d.Kind == "network" {
-			continue // the egress layer said so on stderr as it happened
+	sayDenials(stderr, res.Denials)
+	return exitStatus(res)
+}
+
+// maxEndLines caps the refusal lines said when the run ends; the Report
+// lists every one.
+const maxEndLines = 20
+
+// sayDenials says on stderr the refusals no line said while the run ran
+// (the end-of-run check, budgets, unix sockets), at most maxEndLines.
+func sayDenials(stderr io.Writer, denials []sandbox.Denial) {
+	n := 0
+	for _, d := range denials {
+		if d.Live {
+			continue
+		}
+		if n++; n > maxEndLines {
+			fmt.Fprintf(stderr, "airlock: more refusals not shown; --report FILE lists them\n")
+			return
 		}
 		// Targets are names the command chose (a file it created, a
 		// quarantined path): escaped, a newline in one cannot forge a line.
 		fmt.Fprintf(stderr, "airlock: %s: %s (%s)\n", visible.Text(d.Kind), visible.Text(d.Reason), visible.Text(d.Target))
 	}
-	return exitStatus(res)
 }
 
 // runForwarding runs cmd, passing the first signal from sigs to the

@@ -11,6 +11,11 @@ import (
 	"github.com/airlockhq/airlock/internal/visible"
 )
 
+// exitUsage is the status of a usage error in every command but the hook
+// (see exitBlock): 125, as airlock run's setup failures, so that it cannot
+// be mistaken for a sandboxed command's own 2.
+const exitUsage = 125
+
 // parseCommandFlags parses args with fs the way airlock's commands want it: asked
 // for help (-h, --help) goes to stdout, spelt --flag, and ends the command
 // with status 0; a usage error is one line on stderr naming the flag and
@@ -44,8 +49,13 @@ func flagErrorLine(fs *flag.FlagSet, err error) string {
 		return fmt.Sprintf("%s needs a value, as in %s", dashes(name), example(fs, strings.TrimLeft(name, "-")))
 	}
 	// invalid value "30" for flag -timeout: parse error
+	// invalid boolean value "maybe" for -follow: parse error
 	var value, name string
-	if _, scanErr := fmt.Sscanf(msg, "invalid value %q for flag %s", &value, &name); scanErr == nil {
+	_, scanErr := fmt.Sscanf(msg, "invalid value %q for flag %s", &value, &name)
+	if scanErr != nil {
+		_, scanErr = fmt.Sscanf(msg, "invalid boolean value %q for %s", &value, &name)
+	}
+	if scanErr == nil {
 		name = strings.TrimSuffix(strings.TrimLeft(name, "-"), ":")
 		return fmt.Sprintf("--%s %s: %s", name, value, fixFor(fs, name, value))
 	}

@@ -110,3 +110,63 @@ func TestRunReportToStdout(t *testing.T) {
 		t.Fatalf("report file: %v\n%.200s", err, data)
 	}
 }
+
+// TestEveryCommandUsageErrors: a usage error in any command is one line
+// on stderr naming what to write, nothing on stdout, and status 125 — but
+// the hook's 2, which Claude Code reads as "block the call" (any other
+// failure would let it through); asked-for help goes to stdout, status 0,
+// spelt --flag.
+func TestEveryCommandUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 125, "name a command"},
+		{[]string{"nope"}, 125, `unknown command "nope"`},
+		{[]string{"doctor", "--bogus"}, 125, "unknown flag --bogus"},
+		{[]string{"doctor", "--memory", "lots"}, 125, "--memory"},
+		{[]string{"doctor", "extra"}, 125, "takes no arguments"},
+		{[]string{"policy"}, 125, "name a command: explain, list, test"},
+		{[]string{"policy", "nope"}, 125, `unknown command "nope"`},
+		{[]string{"policy", "explain", "--bogus"}, 125, "unknown flag --bogus; run 'airlock policy explain --help'"},
+		{[]string{"policy", "explain", "--tool"}, 125, "--tool needs a value, as in --tool NAME"},
+		{[]string{"policy", "list", "x"}, 125, "takes no arguments"},
+		{[]string{"policy", "test"}, 125, "exactly one rule FILE"},
+		{[]string{"audit", "--follow=maybe"}, 125, "--follow maybe: use --follow alone"},
+		{[]string{"audit", "--type", "nope"}, 125, "unknown event type"},
+		{[]string{"audit", "extra"}, 125, "unexpected argument"},
+		{[]string{"init"}, 125, "name the agent"},
+		{[]string{"init", "codex"}, 125, "unknown agent"},
+		{[]string{"init", "claude-code", "--bogus"}, 125, "unknown flag --bogus"},
+		{[]string{"mcp"}, 125, "name a command: proxy, serve"},
+		{[]string{"mcp", "serve", "--bogus"}, 125, "unknown flag --bogus; run 'airlock mcp serve --help'"},
+		{[]string{"mcp", "serve", "x"}, 125, "takes no arguments"},
+		{[]string{"mcp", "proxy"}, 125, "no server command given"},
+		{[]string{"exec", "--bogus"}, 125, "unknown flag --bogus"},
+		{[]string{"exec", "--timeout", "30"}, 125, "use 30s"},
+		{[]string{"exec", "--sandbox", "x"}, 125, "give either --code CODE or -- ARGV"},
+		{[]string{"hook"}, 2, "name the agent"},
+		{[]string{"hook", "claude-code", "--bogus"}, 2, "unknown flag --bogus"},
+	} {
+		var so, se strings.Builder
+		code := dispatch(tc.args, &so, &se)
+		if code != tc.code || !strings.Contains(se.String(), tc.want) || strings.Count(se.String(), "\n") != 1 || so.Len() != 0 {
+			t.Errorf("airlock %q: exit %d, stdout %q, stderr %q; want %d and one line with %q", tc.args, code, so.String(), se.String(), tc.code, tc.want)
+		}
+	}
+	for _, args := range [][]string{
+		{"doctor", "--help"}, {"policy", "--help"}, {"policy", "explain", "--help"}, {"policy", "list", "-h"},
+		{"audit", "--help"}, {"init", "--help"}, {"init", "claude-code", "--help"}, {"hook", "--help"},
+		{"mcp", "--help"}, {"mcp", "serve", "--help"}, {"mcp", "proxy", "--help"}, {"exec", "--help"}, {"help", "exec"},
+	} {
+		var so, se strings.Builder
+		code := dispatch(args, &so, &se)
+		if code != 0 || se.Len() != 0 || !strings.Contains(so.String(), "Usage: airlock") {
+			t.Errorf("airlock %q: exit %d, stderr %q, stdout %.80q; want the help on stdout", args, code, se.String(), so.String())
+		}
+		if strings.Contains(so.String(), "\n  -") && !strings.Contains(so.String(), "\n  --") {
+			t.Errorf("airlock %q: help spells flags with one dash:\n%s", args, so.String())
+		}
+	}
+}

@@ -356,7 +356,7 @@ func TestServeHTTPRefusesBrowsersAndRemoteAddresses(t *testing.T) {
 	ws := serverWorkspace(t)
 	cmd := exec.Command(airlockBin, append(serveArgs(ws), "--http", "0.0.0.0:0")...)
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "loopback") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 || !strings.Contains(string(out), "loopback") {
 		t.Errorf("--http 0.0.0.0:0: %v %s", err, out)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ type CgroupLayout struct {
 	Dirs     map[string]string
 	Writable bool
 	Reason   string // why not writable, when it is not
+	// Delegated names the directories in Dirs that are a delegated
+	// ancestor of this process's own cgroup (cgroupdelegate.go).
+	Delegated []string
 }
 
 var cgroupControllers = []string{"memory", "pids", "cpu"}
@@ -71,9 +75,21 @@ func ProbeCgroups() CgroupLayout {
 			missing = append(missing, c+" (controller not available)")
 			continue
 		}
-		if unix.Access(d, unix.W_OK) != nil {
-			missing = append(missing, fmt.Sprintf("%s (%s not writable by uid %d)", c, d, os.Getuid()))
+		if unix.Access(d, unix.W_OK) == nil {
+			continue
 		}
+		root := "/sys/fs/cgroup"
+		if l.Mode == "v1" {
+			root = filepath.Join(root, c)
+		}
+		if a, ok := delegatedAncestor(l.Mode, root, d, c); ok {
+			l.Dirs[c] = a
+			if !slices.Contains(l.Delegated, a) {
+				l.Delegated = append(l.Delegated, a)
+			}
+			continue
+		}
+		missing = append(missing, fmt.Sprintf("%s (%s not writable by uid %d, nor a delegated cgroup above it)", c, d, os.Getuid()))
 	}
 	l.Writable = len(missing) == 0
 	if !l.Writable {

@@ -18,8 +18,13 @@ import (
 // host process is ever asked.
 type DenyWatchConfig struct {
 	// Roots are the paths of the view under which a deny entry can match
-	// (the workspace, read and write paths).
+	// (the workspace, read and write paths). None when only the masks
+	// are watched.
 	Roots []string `json:"roots"`
+	// Masks are the paths of the view hidden by masks (maskwatch.go);
+	// when set, masks are readable and their inodes are handed over
+	// first.
+	Masks []string `json:"masks,omitempty"`
 	// FD is the inherited unix socket the helper sends O_PATH descriptors
 	// of the mounts over (SCM_RIGHTS) and then reads one byte from, once
 	// the supervisor has marked them.
@@ -40,6 +45,9 @@ func handOverDenyMounts(c *DenyWatchConfig) error {
 		return nil
 	}
 	defer unix.Close(c.FD)
+	if err := handOverMasks(c); err != nil {
+		return err
+	}
 	fds, err := mountsBeneath(c.Roots)
 	defer func() {
 		for _, fd := range fds {

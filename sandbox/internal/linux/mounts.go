@@ -16,8 +16,11 @@ import (
 const stagingDir = "/tmp"
 
 // buildMountView replaces the root with a fresh tmpfs holding only the
-// mounts listed, then pivots into it and drops the old root.
-func buildMountView(mounts []Mount) error {
+// mounts listed, then pivots into it and drops the old root. Masks are
+// mode 000, or with readableMasks (the supervisor refuses and reports
+// every open of them, maskwatch.go) empty and readable: the kernel checks
+// the mode before the supervisor is asked, and would refuse unseen.
+func buildMountView(mounts []Mount, readableMasks bool) error {
 	// Nothing done here may propagate back to the host.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
@@ -60,10 +63,21 @@ func buildMountView(mounts []Mount) error {
 	defer unix.Close(root)
 	// An empty, unreadable file and directory to bind over masked paths.
 	maskFile, maskDir := stagingDir+"/.mask-file", stagingDir+"/.mask-dir"
+	fileMode, dirMode := os.FileMode(0), os.FileMode(0)
+	if readableMasks {
+		fileMode, dirMode = 0o444, 0o555
+	}
 	if err := os.WriteFile(maskFile, nil, 0); err != nil {
 		return fmt.Errorf("mask file: %w", err)
 	}
 	if err := os.Mkdir(maskDir, 0); err != nil {
+		return fmt.Errorf("mask dir: %w", err)
+	}
+	// Chmod, not the umask-filtered mode above.
+	if err := os.Chmod(maskFile, fileMode); err != nil {
+		return fmt.Errorf("mask file: %w", err)
+	}
+	if err := os.Chmod(maskDir, dirMode); err != nil {
 		return fmt.Errorf("mask dir: %w", err)
 	}
 

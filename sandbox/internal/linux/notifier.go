@@ -25,14 +25,18 @@ type NotifierConfig struct {
 	// Open too, for the egress gateway's connect broker; the helper
 	// grants it only where Landlock can refuse TCP connects (ABI 4).
 	BrokerTCP bool `json:"broker_tcp,omitempty"`
+	// ExecWatch asks the notifier to stop execve and execveat too, which
+	// the supervisor answers CONTINUE after noting the ones the exec
+	// boundary refuses (sandbox/execwatch.go).
+	ExecWatch bool `json:"exec_watch,omitempty"`
 }
 
 // installNotifier installs the connect notifier and returns its
 // listener. The supervisor asks for it only when its host probe found the
 // kernel able; a refusal here (a sandbox around airlock that already has
 // a listener: EBUSY) fails the run rather than leave connects unchecked.
-func installNotifier(brokerTCP bool) (int, error) {
-	prog, err := seccomp.BuildConnectNotifier(runtime.GOARCH, seccomp.NotifierOptions{BrokerTCP: brokerTCP})
+func installNotifier(brokerTCP, execWatch bool) (int, error) {
+	prog, err := seccomp.BuildConnectNotifier(runtime.GOARCH, seccomp.NotifierOptions{BrokerTCP: brokerTCP, ExecWatch: execWatch})
 	if err != nil {
 		return -1, err
 	}

@@ -86,7 +86,7 @@ func Stage2() {
 	if cfg.Network != nil {
 		fail("network", setupNetwork(cfg.Network))
 	}
-	fail("mount view", buildMountView(cfg.Mounts))
+	fail("mount view", buildMountView(cfg.Mounts, cfg.DenyWatch.readableMasks()))
 	fail("deny watch", handOverDenyMounts(cfg.DenyWatch))
 	fail("working directory", unix.Chdir(cfg.Dir))
 	// The connect notifier goes in before Landlock and the capability
@@ -98,7 +98,7 @@ func Stage2() {
 	listener, brokerTCP := -1, false
 	if cfg.Notifier != nil {
 		brokerTCP = cfg.Notifier.BrokerTCP && cfg.Landlock.Enabled && landlock.ABI() >= 4
-		listener, err = installNotifier(brokerTCP)
+		listener, err = installNotifier(brokerTCP, cfg.Notifier.ExecWatch)
 		fail("connect notifier", err)
 	}
 	if cfg.Landlock.Enabled {

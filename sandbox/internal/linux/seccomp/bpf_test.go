@@ -295,3 +295,40 @@ func TestInterpretConnectNotifier(t *testing.T) {
 		t.Error("mips: want an error")
 	}
 }
+
+// TestInterpretExecWatch: with ExecWatch the notifier also stops execve
+// and execveat (the supervisor reports refused execs); without it, execs
+// pass, and ExecWatch changes nothing else.
+func TestInterpretExecWatch(t *testing.T) {
+	for _, arch := range []string{"amd64", "arm64"} {
+		for _, watch := range []bool{false, true} {
+			p, err := BuildConnectNotifier(arch, NotifierOptions{ExecWatch: watch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := uint32(actAllow)
+			if watch {
+				stop = unix.SECCOMP_RET_USER_NOTIF
+			}
+			foreign := call(arch, "execve", 0x1000)
+			foreign.arch = unix.AUDIT_ARCH_I386
+			for _, c := range []struct {
+				name string
+				d    seccompData
+				want uint32
+			}{
+				{"execve", call(arch, "execve", 0x1000, 0x2000, 0x3000), stop},
+				{"execveat", call(arch, "execveat", 3, 0x1000, 0x2000, 0x3000, unix.AT_EMPTY_PATH), stop},
+				{"connect", call(arch, "connect", 3, 0x1000, 16), unix.SECCOMP_RET_USER_NOTIF},
+				{"socket unix dgram", call(arch, "socket", unix.AF_UNIX, unix.SOCK_DGRAM), unix.SECCOMP_RET_ERRNO | errnoEACCES},
+				{"openat", call(arch, "openat", 3, 0x1000, 0), actAllow},
+				{"foreign ABI", foreign, actAllow},
+			} {
+				got, err := interpret(p.Filter, c.d)
+				if err != nil || got != c.want {
+					t.Errorf("%s %s (ExecWatch %v): got %#x (%v), want %#x", arch, c.name, watch, got, err, c.want)
+				}
+			}
+		}
+	}
+}

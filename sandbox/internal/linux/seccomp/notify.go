@@ -16,6 +16,11 @@ type NotifierOptions struct {
 	// BrokerTCP also stops listen(2) and fails TCP Fast Open sends, for a
 	// supervisor that makes the sandbox's TCP connections itself.
 	BrokerTCP bool
+	// ExecWatch also stops execve(2) and execveat(2), for a supervisor
+	// that reports the execs the exec boundary refuses. It observes
+	// only: it answers CONTINUE, and the kernel (noexec mounts, Landlock)
+	// refuses what it refuses whatever the supervisor read.
+	ExecWatch bool
 }
 
 // BuildConnectNotifier compiles the second filter of a sandbox, whose
@@ -53,6 +58,10 @@ func BuildConnectNotifier(arch string, o NotifierOptions) (Program, error) {
 	a.loadWord(offArch)
 	a.jumpEq(spec.audit, next, lAllow)
 	a.loadWord(offNr)
+	if o.ExecWatch {
+		a.jumpEq(nr("execve"), lNotify, next)
+		a.jumpEq(nr("execveat"), lNotify, next)
+	}
 	a.jumpEq(nr("connect"), lNotify, next)
 	a.jumpEq(nr("socket"), lUnixDgram, next)
 	if !o.BrokerTCP {

@@ -32,6 +32,8 @@ var sysnums = []sysnum{
 	{"connect", 42, 203},
 	{"creat", 85, absent},
 	{"delete_module", 176, 106},
+	{"execve", 59, 221},
+	{"execveat", 322, 281},
 	{"fanotify_init", 300, 262},
 	{"fchmod", 91, 52},
 	{"fchmodat", 268, 53},

@@ -22,6 +22,8 @@ var xsysNumbers = map[string]uintptr{
 	"clone":             unix.SYS_CLONE,
 	"clone3":            unix.SYS_CLONE3,
 	"connect":           unix.SYS_CONNECT,
+	"execve":            unix.SYS_EXECVE,
+	"execveat":          unix.SYS_EXECVEAT,
 	"listen":            unix.SYS_LISTEN,
 	"memfd_create":      unix.SYS_MEMFD_CREATE,
 	"memfd_secret":      unix.SYS_MEMFD_SECRET,
