@@ -1,0 +1,213 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/airlockhq/airlock/rules"
+)
+
+// js quotes s as a JavaScript string literal.
+func js(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// asked is a client call waiting in POST /v1/decide with wait.
+type asked struct {
+	done chan struct{}
+	res  decision
+	err  error
+}
+
+func (d *daemon) decideAsync(req decideReq) *asked {
+	a := &asked{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		a.res, a.err = d.decide(ctx, req)
+	}()
+	return a
+}
+
+// result waits for the client's answer. The daemon holds the request for
+// at most the wait it was given, so this cannot hang for long.
+func (a *asked) result(t *testing.T) decision {
+	t.Helper()
+	<-a.done
+	if a.err != nil {
+		t.Fatalf("POST /v1/decide: %v", a.err)
+	}
+	return a.res
+}
+
+func (a *asked) pending() bool {
+	select {
+	case <-a.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// card is the JavaScript expression for the approval card whose summary
+// contains text.
+func card(text string) string {
+	return `[...document.querySelectorAll("li.approval")].find((li) => li.textContent.includes(` + js(text) + `))`
+}
+
+// TestBrowserApprovals is the page's whole story in a real headless
+// Chromium against a real "airlock serve": log in with a pasted token, an
+// agent's call appears live, "Always allow" unblocks the agent and saves
+// the rule, "Deny" denies, input that looks like HTML stays text, the audit
+// view shows and filters the decisions, and logging out forgets the token.
+func TestBrowserApprovals(t *testing.T) {
+	d := startDaemon(t)
+	tb := newTab(t)
+	ws := t.TempDir()
+
+	// A token the daemon does not know is refused, and the page says so.
+	tb.login(d, "alk_not-a-real-token")
+	tb.waitFor("the refusal", `document.getElementById("login-error").textContent.includes("refused")`)
+	tb.shot("login refused")
+
+	tb.login(d, d.Token)
+	tb.waitFor("the live stream", `document.getElementById("live").dataset.state === "live"`)
+	if got := eval[string](tb, `sessionStorage.getItem("airlock.token")`); got != d.Token {
+		t.Errorf("sessionStorage token = %q, want the pasted token", got)
+	}
+	if n := eval[int](tb, `localStorage.length`); n != 0 {
+		t.Errorf("localStorage has %d items; the token must stay in sessionStorage only", n)
+	}
+	// A mark on the window: still there later proves the approval came
+	// in without a reload.
+	eval[chromedp.Void](tb, `window.__sameDocument = true`)
+	tb.shot("logged in, nothing pending")
+
+	command := "git push origin main && echo pushed"
+	call := decideReq{
+		Tool: "Bash", Input: map[string]any{"command": command}, Workspace: ws,
+		Agent: "browser-test", Session: "s1", Wait: "60s",
+	}
+
+	t.Run("always allow", func(t *testing.T) {
+		agent := d.decideAsync(call)
+		tb.waitFor("the approval to appear", card(command)+` !== undefined`)
+		if !eval[bool](tb, `window.__sameDocument === true`) {
+			t.Fatal("the page reloaded; the approval must arrive over the event stream")
+		}
+		chips := eval[[]string](tb, `[...`+card(command)+`.querySelectorAll(".argv .chip")].map((c) => c.textContent)`)
+		if got := strings.Join(chips, " "); !strings.Contains(got, "git push origin main") || !strings.Contains(got, "echo pushed") {
+			t.Errorf("argv chips = %q, want the parsed words of %q", chips, command)
+		}
+		rule := eval[string](tb, `(`+card(command)+`.querySelector(".rules dd code") || {}).textContent || ""`)
+		if !strings.Contains(rule, "git push origin main") {
+			t.Errorf("the rule \"always\" saves reads %q", rule)
+		}
+		countdown := eval[string](tb, card(command)+`.querySelector(".countdown").textContent`)
+		if !strings.Contains(countdown, ":") {
+			t.Errorf("countdown = %q", countdown)
+		}
+		tb.shot("approval pending")
+		if !agent.pending() {
+			t.Fatalf("the agent's call returned before anyone answered: %+v", agent.result(t))
+		}
+
+		tb.do("click Always allow", chromedp.Click(chromedp.CSS(`li.approval button[data-answer="always"]`)))
+		res := agent.result(t)
+		if res.Decision != "allow" {
+			t.Fatalf("after Always allow the agent got %+v, want allow", res)
+		}
+		tb.waitFor("the card to go", card(command)+` === undefined`)
+		tb.shot("after always allow")
+
+		local, err := os.ReadFile(rules.LocalPath(ws))
+		if err != nil {
+			t.Fatalf("the always rule was not written to the workspace's local rules: %v", err)
+		}
+		if !strings.Contains(string(local), rule) {
+			t.Errorf("%s does not hold %q:\n%s", rules.LocalPath(ws), rule, local)
+		}
+		again := call
+		again.Wait = ""
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res2, err := d.decide(ctx, again)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res2.Decision != "allow" || res2.ApprovalID != "" {
+			t.Errorf("the same call again: %+v, want allow without an approval", res2)
+		}
+	})
+
+	// Input an agent wrote that looks like markup must show as text.
+	xss := `git push origin "<img src=x onerror=window.__xss=1>"`
+	t.Run("deny and markup as text", func(t *testing.T) {
+		agent := d.decideAsync(decideReq{
+			Tool: "Bash", Input: map[string]any{"command": xss}, Workspace: ws,
+			Agent: "browser-test", Session: "s2", Wait: "60s",
+		})
+		tb.waitFor("the approval to appear", card("<img src=x onerror=")+` !== undefined`)
+		if n := eval[int](tb, `document.querySelectorAll("li.approval img").length`); n != 0 {
+			t.Errorf("%d <img> elements in the card: the input was parsed as HTML", n)
+		}
+		if eval[bool](tb, `window.__xss !== undefined`) {
+			t.Error("the input's onerror handler ran")
+		}
+		if !eval[bool](tb, card("<img src=x onerror=")+`.querySelector(".command").textContent.includes("<img src=x onerror=window.__xss=1>")`) {
+			t.Error("the command text is not shown as written")
+		}
+		tb.shot("markup shown as text")
+
+		tb.do("click Deny", chromedp.Click(chromedp.CSS(`li.approval button[data-answer="deny"]`)))
+		if res := agent.result(t); res.Decision != "deny" {
+			t.Fatalf("after Deny the agent got %+v, want deny", res)
+		}
+		tb.waitFor("the card to go", card("<img src=x onerror=")+` === undefined`)
+		if !eval[bool](tb, `document.getElementById("notice").textContent.startsWith("Denied")`) {
+			t.Error("the page did not say it denied the call")
+		}
+	})
+
+	t.Run("audit", func(t *testing.T) {
+		tb.do("open the audit view", chromedp.Click(chromedp.ID("tab-audit")))
+		tb.waitFor("audit rows", `document.querySelectorAll("#audit-rows tr").length > 0`)
+		tb.shot("audit all")
+
+		tb.do("filter deny",
+			chromedp.SetValue(chromedp.ID("audit-decision"), "deny"),
+			chromedp.Click(chromedp.CSS(`#audit-form button[type=submit]`)))
+		tb.waitFor("deny rows", `(() => { const d = [...document.querySelectorAll("#audit-rows td.decision")].map((c) => c.textContent);
+			return d.length > 0 && d.every((x) => x === "deny"); })()`)
+		if !eval[bool](tb, `document.getElementById("audit-rows").textContent.includes("<img src=x onerror=")`) {
+			t.Error("the denied call is not in the filtered audit view")
+		}
+		tb.shot("audit deny")
+
+		tb.do("filter allow",
+			chromedp.SetValue(chromedp.ID("audit-decision"), "allow"),
+			chromedp.Click(chromedp.CSS(`#audit-form button[type=submit]`)))
+		tb.waitFor("allow rows", `(() => { const d = [...document.querySelectorAll("#audit-rows td.decision")].map((c) => c.textContent);
+			return d.length > 0 && d.every((x) => x === "allow"); })()`)
+		tb.shot("audit allow")
+	})
+
+	t.Run("logout", func(t *testing.T) {
+		if url := eval[string](tb, `location.href`); strings.Contains(url, d.Token) {
+			t.Errorf("the token is in the address: %s", url)
+		}
+		tb.do("log out", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("token")))
+		if got := eval[string](tb, `String(sessionStorage.getItem("airlock.token"))`); got != "null" {
+			t.Errorf("after logout sessionStorage still holds %q", got)
+		}
+		tb.shot("logged out")
+	})
+}
