@@ -22,7 +22,7 @@ import (
 // database, and a token made by "airlock serve token create".
 
 var (
-	buildOnce sync.Once
+	buildOnce  sync.Once
 	airlockBin string
 	buildErr   error
 )
