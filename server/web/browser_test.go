@@ -52,11 +52,10 @@ func artifactsDir(t *testing.T) string {
 	return dir
 }
 
-// page is one headless Chromium tab on the daemon's page, with what the
+// browser is one headless Chromium tab on the daemon's page, with what the
 // test watches for: uncaught exceptions and Content-Security-Policy
 // violations.
-type tab struct {
-	t      *testing.T
+type browser struct {
 	ctx    context.Context
 	shots  string
 	nshots int
@@ -65,6 +64,15 @@ type tab struct {
 	exceptions []string
 }
 
+// tab is the browser as one test or subtest drives it: failures go to t.
+type tab struct {
+	t *testing.T
+	*browser
+}
+
+// on is the same tab, failing t (a subtest) instead.
+func (tb tab) on(t *testing.T) tab { return tab{t, tb.browser} }
+
 // watchScript runs in the page before its own scripts: it records every
 // CSP violation, so the test can show the page needs nothing the daemon's
 // "default-src 'self'" forbids.
@@ -72,7 +80,7 @@ const watchScript = `window.__csp = [];
 document.addEventListener("securitypolicyviolation", (e) =>
   window.__csp.push(e.violatedDirective + " " + e.blockedURI));`
 
-func newTab(t *testing.T) *tab {
+func newTab(t *testing.T) tab {
 	t.Helper()
 	exe := chromiumPath(t)
 	opts := []chromedp.ExecAllocatorOption{
@@ -103,7 +111,7 @@ func newTab(t *testing.T) *tab {
 		cancelCtx()
 		cancelAlloc()
 	})
-	tb := &tab{t: t, ctx: ctx, shots: artifactsDir(t)}
+	tb := tab{t, &browser{ctx: ctx, shots: artifactsDir(t)}}
 	if err := chromedp.Listen(ctx, func(ev any) {
 		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
 			tb.mu.Lock()
@@ -133,7 +141,7 @@ func exceptionText(e *runtime.EventExceptionThrown) string {
 }
 
 // checkClean fails the test if the page threw or broke its CSP.
-func (tb *tab) checkClean() {
+func (tb tab) checkClean() {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	for _, e := range tb.exceptions {
@@ -152,7 +160,7 @@ func (tb *tab) checkClean() {
 }
 
 // do runs actions, failing the test with what was being done.
-func (tb *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+func (tb tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	tb.t.Helper()
 	if err := chromedp.Do(tb.ctx, steps...); err != nil {
 		tb.shot("failed-" + what)
@@ -161,7 +169,7 @@ func (tb *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 }
 
 // eval evaluates a JavaScript expression in the page.
-func eval[T any](tb *tab, expr string) T {
+func eval[T any](tb tab, expr string) T {
 	tb.t.Helper()
 	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[T](expr))
 	if err != nil {
@@ -171,7 +179,7 @@ func eval[T any](tb *tab, expr string) T {
 }
 
 // waitFor polls a JavaScript condition until it is true.
-func (tb *tab) waitFor(what, cond string) {
+func (tb tab) waitFor(what, cond string) {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 40*time.Second)
 	defer cancel()
@@ -184,11 +192,11 @@ func (tb *tab) waitFor(what, cond string) {
 var shotName = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // shot saves a screenshot of the whole page as an artifact.
-func (tb *tab) shot(name string) {
+func (tb tab) shot(name string) {
 	if tb.ctx.Err() != nil {
 		return
 	}
-	buf, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(90))
+	buf, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		tb.t.Logf("screenshot %s: %v", name, err)
 		return
@@ -203,7 +211,7 @@ func (tb *tab) shot(name string) {
 }
 
 // login opens the page and pastes the token into the login form.
-func (tb *tab) login(d *daemon, token string) {
+func (tb tab) login(d *daemon, token string) {
 	tb.t.Helper()
 	tb.do("open the page",
 		chromedp.Navigate(d.URL+"/"),

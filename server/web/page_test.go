@@ -98,6 +98,7 @@ func TestBrowserApprovals(t *testing.T) {
 	}
 
 	t.Run("always allow", func(t *testing.T) {
+		tb := tb.on(t)
 		agent := d.decideAsync(call)
 		tb.waitFor("the approval to appear", card(command)+` !== undefined`)
 		if !eval[bool](tb, `window.__sameDocument === true`) {
@@ -151,6 +152,7 @@ func TestBrowserApprovals(t *testing.T) {
 	// Input an agent wrote that looks like markup must show as text.
 	xss := `git push origin "<img src=x onerror=window.__xss=1>"`
 	t.Run("deny and markup as text", func(t *testing.T) {
+		tb := tb.on(t)
 		agent := d.decideAsync(decideReq{
 			Tool: "Bash", Input: map[string]any{"command": xss}, Workspace: ws,
 			Agent: "browser-test", Session: "s2", Wait: "60s",
@@ -178,6 +180,7 @@ func TestBrowserApprovals(t *testing.T) {
 	})
 
 	t.Run("audit", func(t *testing.T) {
+		tb := tb.on(t)
 		tb.do("open the audit view", chromedp.Click(chromedp.ID("tab-audit")))
 		tb.waitFor("audit rows", `document.querySelectorAll("#audit-rows tr").length > 0`)
 		tb.shot("audit all")
@@ -201,6 +204,7 @@ func TestBrowserApprovals(t *testing.T) {
 	})
 
 	t.Run("logout", func(t *testing.T) {
+		tb := tb.on(t)
 		if url := eval[string](tb, `location.href`); strings.Contains(url, d.Token) {
 			t.Errorf("the token is in the address: %s", url)
 		}

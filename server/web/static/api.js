@@ -68,7 +68,8 @@ const sleep = (ms, signal) =>
 // streamEvents follows GET /v1/events until the returned function is
 // called. It reconnects after any break, sending the last event id it saw
 // as Last-Event-ID so the daemon replays what happened in between.
-//   onOpen()          each time the stream is (re)established
+//   onOpen()          each time the stream is (re)established; may return a
+//                     promise, awaited before the state becomes "live"
 //   onEvent(ev)       ev = {event, id, data}
 //   onState(s)        "connecting" | "live" | "reconnecting"
 //   onUnauthorized()  the token was refused; the stream stops
@@ -91,8 +92,10 @@ export function streamEvents({ onOpen, onEvent, onState, onUnauthorized }) {
         }
         if (!res.ok || !res.body) throw new Error("HTTP " + res.status);
         delay = 1000;
+        // "live" once the list is current: events from here on arrive
+        // in the body, which buffers them while onOpen runs.
+        await onOpen();
         onState("live");
-        onOpen();
         await readEvents(res.body, ctl.signal, (ev) => {
           if (ev.id !== null) lastID = ev.id;
           if (ev.data !== null) onEvent(ev);

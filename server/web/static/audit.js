@@ -65,7 +65,7 @@ export class AuditView {
         el("td", {}, e.session_id || "")));
     }
     this.caption.textContent = events.length
-      ? events.length + " events, newest first."
+      ? events.length + (events.length === 1 ? " event" : " events") + ", newest first."
       : "No events match.";
   }
 }
