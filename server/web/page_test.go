@@ -3,7 +3,10 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/airlockhq/airlock/rules"
+	"github.com/airlockhq/airlock/server/web"
 )
 
 // js quotes s as a JavaScript string literal.
@@ -48,6 +52,17 @@ func (a *asked) result(t *testing.T) decision {
 	return a.res
 }
 
+// write creates a file and its directory.
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (a *asked) pending() bool {
 	select {
 	case <-a.done:
@@ -72,6 +87,17 @@ func TestBrowserApprovals(t *testing.T) {
 	d := startDaemon(t)
 	tb := newTab(t)
 	ws := t.TempDir()
+
+	// The page is served with the policy it is written for, so the
+	// violations the tab records are real.
+	res, err := http.Get(d.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got := res.Header.Get("Content-Security-Policy"); got != web.ContentSecurityPolicy {
+		t.Errorf("the daemon serves the page with Content-Security-Policy %q; route \"/\" through web.Handler()", got)
+	}
 
 	// A token the daemon does not know is refused, and the page says so.
 	tb.login(d, "alk_not-a-real-token")
@@ -176,6 +202,79 @@ func TestBrowserApprovals(t *testing.T) {
 		tb.waitFor("the card to go", card("<img src=x onerror=")+` === undefined`)
 		if !eval[bool](tb, `document.getElementById("notice").textContent.startsWith("Denied")`) {
 			t.Error("the page did not say it denied the call")
+		}
+	})
+
+	t.Run("edit, network, always for 10m, always deny", func(t *testing.T) {
+		tb := tb.on(t)
+		ws := t.TempDir()
+		write(t, filepath.Join(ws, "notes.txt"), "hello <script>window.__xss=2</script>\n")
+		// An ask rule for the file, since the default profile allows
+		// edits inside the workspace.
+		write(t, filepath.Join(ws, ".airlock", "policy.toml"), "[[rule]]\neffect = \"ask\"\nmatch = \"Edit(/notes.txt)\"\n")
+		base := decideReq{Workspace: ws, Agent: "browser-test", Session: "s3", Wait: "60s"}
+		edit, fetch, curl := base, base, base
+		edit.Tool, edit.Input = "Edit", map[string]any{"file_path": filepath.Join(ws, "notes.txt"),
+			"old_string": "hello <script>window.__xss=2</script>", "new_string": "bye"}
+		fetch.Tool, fetch.Input = "WebFetch", map[string]any{"url": "https://example.com/", "prompt": "read it"}
+		curl.Tool, curl.Input = "Bash", map[string]any{"command": "curl -s https://example.org/"}
+		editing, fetching, curling := d.decideAsync(edit), d.decideAsync(fetch), d.decideAsync(curl)
+
+		cardOf := func(tool string) string { return `document.querySelector('li.approval[data-tool="` + tool + `"]')` }
+		tb.waitFor("three approvals", `!!(`+cardOf("Edit")+` && `+cardOf("WebFetch")+` && `+cardOf("Bash")+`)`)
+		del := eval[[]string](tb, `[...`+cardOf("Edit")+`.querySelectorAll(".diff .del")].map((l) => l.textContent)`)
+		add := eval[[]string](tb, `[...`+cardOf("Edit")+`.querySelectorAll(".diff .add")].map((l) => l.textContent)`)
+		if strings.Join(del, "") != "-hello <script>window.__xss=2</script>\n" || strings.Join(add, "") != "+bye\n" {
+			t.Errorf("diff lines: removed %q, added %q", del, add)
+		}
+		colours := eval[[]string](tb, `[".diff .del", ".diff .add"].map((s) => getComputedStyle(`+cardOf("Edit")+`.querySelector(s)).backgroundColor)`)
+		if colours[0] == colours[1] || strings.Contains(colours[0], "0, 0, 0, 0") || strings.Contains(colours[1], "0, 0, 0, 0") {
+			t.Errorf("removed and added lines are not coloured apart: %q", colours)
+		}
+		if eval[int](tb, `document.querySelectorAll("li.approval script").length`) != 0 || eval[bool](tb, `window.__xss !== undefined`) {
+			t.Error("the edit's text became a script")
+		}
+		if hosts := eval[[]string](tb, `[...`+cardOf("WebFetch")+`.querySelectorAll(".network code")].map((c) => c.textContent)`); len(hosts) != 1 || hosts[0] != "example.com:443" {
+			t.Errorf("WebFetch hosts shown: %q, want example.com:443", hosts)
+		}
+		tb.shot("edit and network")
+
+		tb.do("Allow once the edit", chromedp.Click(chromedp.CSS(`li.approval[data-tool="Edit"] button[data-answer="once"]`)))
+		if res := editing.result(t); res.Decision != "allow" {
+			t.Errorf("after Allow once the edit got %+v", res)
+		}
+		tb.do("Always allow the fetch for 10 minutes",
+			chromedp.SetValue(chromedp.CSS(`li.approval[data-tool="WebFetch"] select`), "10m"),
+			chromedp.Click(chromedp.CSS(`li.approval[data-tool="WebFetch"] button[data-answer="always"]`)))
+		if res := fetching.result(t); res.Decision != "allow" {
+			t.Errorf("after Always allow the fetch got %+v", res)
+		}
+		tb.do("Always deny the curl", chromedp.Click(chromedp.CSS(`li.approval[data-tool="Bash"] button[data-answer="always_deny"]`)))
+		if res := curling.result(t); res.Decision != "deny" {
+			t.Errorf("after Always deny the curl got %+v", res)
+		}
+		tb.waitFor("the cards to go", `document.querySelectorAll("li.approval").length === 0`)
+
+		local, err := os.ReadFile(rules.LocalPath(ws))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The fetch's rule expires in about 10 minutes; the deny has no
+		// expiry.
+		m := regexp.MustCompile(`(?s)effect = "allow"\s*match = "[^"]*example\.com[^"]*"[^[]*expires = (\S+)`).FindSubmatch(local)
+		if m == nil {
+			t.Fatalf("no expiring allow rule for example.com in %s:\n%s", rules.LocalPath(ws), local)
+		}
+		if exp, err := time.Parse(time.RFC3339, string(m[1])); err != nil || time.Until(exp) < 8*time.Minute || time.Until(exp) > 11*time.Minute {
+			t.Errorf("the 10-minute rule expires at %s (%v)", m[1], err)
+		}
+		if !regexp.MustCompile(`effect = "deny"\s*match = "Bash\(curl[^"]*example\.org`).Match(local) {
+			t.Errorf("no deny rule for the curl in %s:\n%s", rules.LocalPath(ws), local)
+		}
+		again := curl
+		again.Wait = ""
+		if res, err := d.decide(context.Background(), again); err != nil || res.Decision != "deny" || res.ApprovalID != "" {
+			t.Errorf("the always-denied call again: %+v %v, want deny without asking", res, err)
 		}
 	})
 

@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -75,4 +77,28 @@ func stripComments(path, s string) string {
 		s = regexp.MustCompile(`(?s)<!--.*?-->`).ReplaceAllString(s, "")
 	}
 	return regexp.MustCompile(`(?s)/\*.*?\*/`).ReplaceAllString(s, "")
+}
+
+// TestHandlerHeaders: the page is served with the policy it is written
+// for, and its scripts with a JavaScript type (a module script of any
+// other type does not run).
+func TestHandlerHeaders(t *testing.T) {
+	ts := httptest.NewServer(web.Handler())
+	defer ts.Close()
+	for path, ctype := range map[string]string{"/": "text/html", "/main.js": "javascript", "/app.css": "text/css"} {
+		res, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.Contains(res.Header.Get("Content-Type"), ctype) {
+			t.Errorf("GET %s: %d %q, want 200 and %s", path, res.StatusCode, res.Header.Get("Content-Type"), ctype)
+		}
+		if got := res.Header.Get("Content-Security-Policy"); got != web.ContentSecurityPolicy {
+			t.Errorf("GET %s: Content-Security-Policy %q", path, got)
+		}
+		if got := res.Header.Get("X-Frame-Options"); got != "DENY" {
+			t.Errorf("GET %s: X-Frame-Options %q", path, got)
+		}
+	}
 }

@@ -20,7 +20,8 @@ const answered = {
   always_deny: "Always denied",
 };
 
-// How long an "always" answer lasts; "" is until the rule is removed.
+// How long an "always" answer's allow rule lasts; "" is until it is
+// removed. (An "always deny" lasts until removed.)
 const durations = [
   ["", "until removed"],
   ["10m", "10 minutes"],
@@ -62,10 +63,18 @@ export class ApprovalList {
   // Cards already shown are kept as they are, so a chosen duration and the
   // keyboard focus survive another approval arriving.
   render(list) {
-    const seen = new Set();
+    const ids = new Set(list.map((a) => a.id));
+    // Gone cards go first, so the ones that stay are not moved: moving an
+    // element drops the keyboard focus inside it.
+    for (const [id, c] of this.cards) {
+      if (ids.has(id)) continue;
+      const hadFocus = c.li.contains(document.activeElement);
+      c.li.remove();
+      this.cards.delete(id);
+      if (hadFocus) document.getElementById("approvals-title").focus();
+    }
     let prev = null;
     for (const a of list) {
-      seen.add(a.id);
       let c = this.cards.get(a.id);
       if (!c) {
         c = this.card(a);
@@ -74,13 +83,6 @@ export class ApprovalList {
       const want = prev ? prev.nextSibling : this.root.firstChild;
       if (want !== c.li) this.root.insertBefore(c.li, want);
       prev = c.li;
-    }
-    for (const [id, c] of this.cards) {
-      if (seen.has(id)) continue;
-      const hadFocus = c.li.contains(document.activeElement);
-      c.li.remove();
-      this.cards.delete(id);
-      if (hadFocus) document.getElementById("approvals-title").focus();
     }
     this.tick();
     this.onCount(list.length);
@@ -128,7 +130,7 @@ export class ApprovalList {
       renderRules(view),
       el("div", { class: "answers", role: "group", "aria-label": "Answer" },
         el("span", { class: "for" },
-          el("label", { for: idp + "-for" }, "“Always” lasts"), " ", forSel),
+          el("label", { for: idp + "-for" }, "“Always allow” lasts"), " ", forSel),
         buttons),
       status);
     const c = { li, countdown, status, buttons, expires: Date.parse(a.expires_at) };
@@ -140,7 +142,7 @@ export class ApprovalList {
 
   async answer(a, c, answer, forDur) {
     const body = { answer };
-    if (forDur && (answer === "always" || answer === "always_deny")) body.for = forDur;
+    if (forDur && answer === "always") body.for = forDur;
     for (const b of c.buttons) b.disabled = true;
     c.status.textContent = "Sending…";
     try {
@@ -184,7 +186,7 @@ function renderInput(a, view) {
   }
   if (view.diff) {
     box.append(el("h4", {}, "Changes"),
-      el("pre", { class: "diff" }, view.diff.split("\n").map((line) =>
+      el("pre", { class: "diff" }, view.diff.replace(/\n$/, "").split("\n").map((line) =>
         el("span", { class: diffClass(line) }, line + "\n"))));
   }
   if (view.network && view.network.length) {
@@ -226,5 +228,11 @@ function renderRules(view) {
     ...list("“Always allow” saves", view.always_rules),
     ...list("“Always deny” saves", view.always_deny_rules),
   ];
+  // The daemon saves no allow rule for a requirement an ask rule sent
+  // here: that rule would ask again, and saying so beats a surprise.
+  if ((view.requirements || []).length && !(view.always_rules || []).length) {
+    items.unshift(el("dt", {}, "“Always allow” saves"),
+      el("dd", { class: "no-rule" }, "no rule: an ask rule covers this call, so it will be asked again"));
+  }
   return items.length ? el("dl", { class: "rules" }, items) : null;
 }
