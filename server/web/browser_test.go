@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -62,6 +63,13 @@ type browser struct {
 
 	mu         sync.Mutex
 	exceptions []string
+	requests   []sentRequest // every request the page sent, in order
+}
+
+// sentRequest is a request as the page sent it.
+type sentRequest struct {
+	URL     string
+	Headers map[string]string // names in lower case
 }
 
 // tab is the browser as one test or subtest drives it: failures go to t.
@@ -113,10 +121,17 @@ func newTab(t *testing.T) tab {
 	})
 	tb := tab{t, &browser{ctx: ctx, shots: artifactsDir(t)}}
 	if err := chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
-			tb.mu.Lock()
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
 			tb.exceptions = append(tb.exceptions, exceptionText(e))
-			tb.mu.Unlock()
+		case *network.EventRequestWillBeSent:
+			r := sentRequest{URL: e.Request.URL, Headers: map[string]string{}}
+			for k, v := range e.Request.Headers {
+				r.Headers[strings.ToLower(k)] = fmt.Sprint(v)
+			}
+			tb.requests = append(tb.requests, r)
 		}
 	}); err != nil {
 		t.Fatalf("starting chromium: %v", err)
@@ -142,9 +157,12 @@ func exceptionText(e *runtime.EventExceptionThrown) string {
 
 // checkClean fails the test if the page threw or broke its CSP.
 func (tb tab) checkClean() {
+	// Not under tb.mu while the browser runs a command: the event
+	// listener takes that lock in the loop that reads the answer.
 	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	for _, e := range tb.exceptions {
+	exceptions := tb.exceptions
+	tb.mu.Unlock()
+	for _, e := range exceptions {
 		tb.t.Errorf("uncaught exception in the page: %s", e)
 	}
 	if tb.ctx.Err() != nil {
@@ -152,11 +170,25 @@ func (tb tab) checkClean() {
 	}
 	csp, err := chromedp.Run(tb.ctx, chromedp.Evaluate[[]string](`window.__csp || []`))
 	if err != nil {
-		tb.t.Logf("reading CSP violations: %v", err)
+		tb.t.Errorf("reading CSP violations: %v", err)
 	}
 	for _, v := range csp {
 		tb.t.Errorf("Content-Security-Policy violation: %s", v)
 	}
+}
+
+// sent returns the requests the page sent so far whose address contains
+// part.
+func (tb tab) sent(part string) []sentRequest {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	var out []sentRequest
+	for _, r := range tb.requests {
+		if strings.Contains(r.URL, part) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // do runs actions, failing the test with what was being done.

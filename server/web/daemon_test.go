@@ -56,10 +56,36 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// daemon is one running "airlock serve".
+// daemon is one "airlock serve" with its database, restartable on the
+// same address.
 type daemon struct {
 	URL   string // http://127.0.0.1:PORT
 	Token string
+
+	t      *testing.T
+	args   []string
+	env    []string
+	logs   lockedBuffer
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// lockedBuffer collects the daemon's output while tests read it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 var tokenRE = regexp.MustCompile(`alk_[A-Za-z0-9_-]+`)
@@ -86,44 +112,61 @@ func startDaemon(t *testing.T) *daemon {
 	}
 
 	addr := freeLoopbackAddr(t)
-	var logs bytes.Buffer
-	srv := exec.Command(bin, "serve", "--addr", addr, "--db", db)
-	srv.Env = env
-	srv.Stdout = &logs
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
+	d := &daemon{URL: "http://" + addr, Token: token, t: t, env: env,
+		args: []string{bin, "serve", "--addr", addr, "--db", db}}
+	t.Cleanup(func() {
+		d.kill()
+		if t.Failed() {
+			t.Logf("airlock serve output:\n%s", d.logs.String())
+		}
+	})
+	d.start()
+	return d
+}
+
+// start runs the daemon and waits until it answers.
+func (d *daemon) start() {
+	t := d.t
+	t.Helper()
+	d.cmd = exec.Command(d.args[0], d.args[1:]...)
+	d.cmd.Env = d.env
+	d.cmd.Stdout = &d.logs
+	d.cmd.Stderr = &d.logs
+	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- srv.Wait() }()
-	t.Cleanup(func() {
-		_ = srv.Process.Kill() // the process this test started, by its pid
-		<-exited
-		if t.Failed() {
-			t.Logf("airlock serve output:\n%s", logs.String())
-		}
-	})
-
-	d := &daemon{URL: "http://" + addr, Token: token}
+	d.exited = exited
+	go func(c *exec.Cmd) { exited <- c.Wait() }(d.cmd)
 	for i := 0; ; i++ {
 		select {
 		case err := <-exited:
 			exited <- err
-			t.Fatalf("airlock serve exited: %v\n%s", err, logs.String())
+			t.Fatalf("airlock serve exited: %v\n%s", err, d.logs.String())
 		default:
 		}
 		res, err := http.Get(d.URL + "/healthz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return d
+				return
 			}
 		}
 		if i == 300 {
-			t.Fatalf("airlock serve did not answer /healthz on %s: %v\n%s", addr, err, logs.String())
+			t.Fatalf("airlock serve did not answer /healthz on %s: %v\n%s", d.URL, err, d.logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// kill ends the daemon this test started, by its pid, and waits for it.
+func (d *daemon) kill() {
+	if d.cmd == nil {
+		return
+	}
+	_ = d.cmd.Process.Kill()
+	<-d.exited
+	d.cmd = nil
 }
 
 // freeLoopbackAddr returns a loopback address with a port nothing listens

@@ -278,6 +278,35 @@ func TestBrowserApprovals(t *testing.T) {
 		}
 	})
 
+	t.Run("reconnect with Last-Event-ID", func(t *testing.T) {
+		tb := tb.on(t)
+		before := len(tb.sent("/v1/events"))
+		d.kill()
+		tb.waitFor("the page to notice", `document.getElementById("live").dataset.state === "reconnecting"`)
+		tb.shot("daemon gone")
+		d.start()
+		tb.waitFor("the stream again", `document.getElementById("live").dataset.state === "live"`)
+		streams := tb.sent("/v1/events")[before:]
+		if len(streams) == 0 {
+			t.Fatal("the page did not reconnect to /v1/events")
+		}
+		if id := streams[len(streams)-1].Headers["last-event-id"]; id == "" {
+			t.Errorf("the reconnection sent no Last-Event-ID: %v", streams[len(streams)-1].Headers)
+		}
+		// And the stream works: a new call appears without a reload.
+		cmd := "git push origin release"
+		agent := d.decideAsync(decideReq{Tool: "Bash", Input: map[string]any{"command": cmd}, Workspace: ws,
+			Agent: "browser-test", Session: "s4", Wait: "60s"})
+		tb.waitFor("the approval after the restart", card(cmd)+` !== undefined`)
+		if !eval[bool](tb, `window.__sameDocument === true`) {
+			t.Error("the page reloaded")
+		}
+		tb.do("Allow once", chromedp.Click(chromedp.CSS(`li.approval button[data-answer="once"]`)))
+		if res := agent.result(t); res.Decision != "allow" {
+			t.Errorf("after Allow once the agent got %+v", res)
+		}
+	})
+
 	t.Run("audit", func(t *testing.T) {
 		tb := tb.on(t)
 		tb.do("open the audit view", chromedp.Click(chromedp.ID("tab-audit")))
@@ -306,6 +335,20 @@ func TestBrowserApprovals(t *testing.T) {
 		tb := tb.on(t)
 		if url := eval[string](tb, `location.href`); strings.Contains(url, d.Token) {
 			t.Errorf("the token is in the address: %s", url)
+		}
+		api := tb.sent("/v1/")
+		if len(api) == 0 {
+			t.Error("no API requests were seen; the checks below would prove nothing")
+		}
+		for _, r := range tb.sent("") {
+			if strings.Contains(r.URL, d.Token) {
+				t.Errorf("a request carried the token in its address: %s", r.URL)
+			}
+		}
+		for _, r := range api {
+			if r.Headers["authorization"] != "Bearer "+d.Token && r.Headers["authorization"] != "Bearer alk_not-a-real-token" {
+				t.Errorf("%s was sent with Authorization %q", r.URL, r.Headers["authorization"])
+			}
 		}
 		tb.do("log out", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("token")))
 		if got := eval[string](tb, `String(sessionStorage.getItem("airlock.token"))`); got != "null" {
