@@ -291,7 +291,11 @@ func TestBrowserApprovals(t *testing.T) {
 			t.Fatal("the page did not reconnect to /v1/events")
 		}
 		if id := streams[len(streams)-1].Headers["last-event-id"]; id == "" {
-			t.Errorf("the reconnection sent no Last-Event-ID: %v", streams[len(streams)-1].Headers)
+			var names []string
+			for k := range streams[len(streams)-1].Headers {
+				names = append(names, k)
+			}
+			t.Errorf("the reconnection sent no Last-Event-ID; its headers: %v", names)
 		}
 		// And the stream works: a new call appears without a reload.
 		cmd := "git push origin release"
