@@ -112,6 +112,10 @@ func (r *rig) do(method, path, body string, hdr ...string) (int, []byte) {
 			req.Header.Del(hdr[i])
 			continue
 		}
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
