@@ -90,10 +90,10 @@ func (b *lockedBuffer) String() string {
 
 var tokenRE = regexp.MustCompile(`alk_[A-Za-z0-9_-]+`)
 
-// startDaemon runs "airlock serve" with a fresh database and state
-// directory, waits until /healthz answers and stops the daemon (by its pid)
-// when the test ends.
-func startDaemon(t *testing.T) *daemon {
+// startDaemon runs "airlock serve" (with flags added) on a fresh database
+// and state directory, waits until /healthz answers and stops the daemon
+// (by its pid) when the test ends.
+func startDaemon(t *testing.T, flags ...string) *daemon {
 	t.Helper()
 	bin := airlock(t)
 	dir := t.TempDir()
@@ -113,7 +113,7 @@ func startDaemon(t *testing.T) *daemon {
 
 	addr := freeLoopbackAddr(t)
 	d := &daemon{URL: "http://" + addr, Token: token, t: t, env: env,
-		args: []string{bin, "serve", "--addr", addr, "--db", db}}
+		args: append([]string{bin, "serve", "--addr", addr, "--db", db}, flags...)}
 	t.Cleanup(func() {
 		d.kill()
 		if t.Failed() {

@@ -142,6 +142,11 @@ func TestBrowserApprovals(t *testing.T) {
 		if !strings.Contains(countdown, ":") {
 			t.Errorf("countdown = %q", countdown)
 		}
+		// Every field has a label, every button a name.
+		if bad := eval[[]string](tb, `[...document.querySelectorAll("input, select")].filter((e) => !e.labels.length).map((e) => e.id || e.name)
+			.concat([...document.querySelectorAll("button")].filter((b) => !b.textContent.trim()).map((b) => b.outerHTML))`); len(bad) > 0 {
+			t.Errorf("fields without a label or buttons without text: %q", bad)
+		}
 		tb.shot("approval pending")
 		if !agent.pending() {
 			t.Fatalf("the agent's call returned before anyone answered: %+v", agent.result(t))
@@ -195,7 +200,10 @@ func TestBrowserApprovals(t *testing.T) {
 		}
 		tb.shot("markup shown as text")
 
-		tb.do("click Deny", chromedp.Click(chromedp.CSS(`li.approval button[data-answer="deny"]`)))
+		// By keyboard this time: the answers are real buttons.
+		tb.do("Deny by keyboard",
+			chromedp.Focus(chromedp.CSS(`li.approval button[data-answer="deny"]`)),
+			chromedp.KeyEvent("\r"))
 		if res := agent.result(t); res.Decision != "deny" {
 			t.Fatalf("after Deny the agent got %+v, want deny", res)
 		}
@@ -359,5 +367,23 @@ func TestBrowserApprovals(t *testing.T) {
 			t.Errorf("after logout sessionStorage still holds %q", got)
 		}
 		tb.shot("logged out")
+	})
+
+	t.Run("expiry", func(t *testing.T) {
+		tb := tb.on(t)
+		// A daemon whose approvals expire soon; long enough for the page
+		// to show one first on a busy machine.
+		d2 := startDaemon(t, "--approval-ttl", "8s")
+		tb.login(d2, d2.Token)
+		tb.waitFor("the live stream", `document.getElementById("live").dataset.state === "live"`)
+		cmd := "git push origin nightly"
+		agent := d2.decideAsync(decideReq{Tool: "Bash", Input: map[string]any{"command": cmd}, Workspace: ws,
+			Agent: "browser-test", Session: "s5", Wait: "60s"})
+		tb.waitFor("the approval", card(cmd)+` !== undefined`)
+		tb.shot("about to expire")
+		if res := agent.result(t); res.Decision != "deny" {
+			t.Errorf("an expired approval gave the agent %+v, want deny", res)
+		}
+		tb.waitFor("the expired card to go", card(cmd)+` === undefined`)
 	})
 }
