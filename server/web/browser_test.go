@@ -94,11 +94,6 @@ func newTab(t *testing.T) tab {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
-		// Chromium's own sandbox refuses to start as root, and these
-		// tests run as root on this machine and in CI. The page under
-		// test is our own, served on loopback, and the browser reaches
-		// nothing else; as an unprivileged user the flag can go.
-		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
@@ -108,6 +103,13 @@ func newTab(t *testing.T) tab {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
+	}
+	if os.Geteuid() == 0 {
+		// Chromium's own sandbox refuses to start as root, and these
+		// tests run as root on this machine and in CI. The page under
+		// test is our own, served on loopback, and the browser reaches
+		// nothing else. As any other user Chromium keeps its sandbox.
+		opts = append(opts, chromedp.NoSandbox)
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
