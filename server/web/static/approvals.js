@@ -51,11 +51,12 @@ export class ApprovalList {
     try {
       data = await call("GET", "/v1/approvals");
     } catch (e) {
+      if (this.stopped) return;
       if (e.status === 401) this.onUnauthorized();
       else this.notice("Could not load approvals: " + e.message);
       return;
     }
-    if (gen !== this.generation) return;
+    if (gen !== this.generation || this.stopped) return;
     this.render((data && data.approvals) || []);
   }
 
@@ -98,6 +99,7 @@ export class ApprovalList {
   }
 
   stop() {
+    this.stopped = true;
     clearInterval(this.timer);
     this.cards.clear();
     clear(this.root);

@@ -17,6 +17,14 @@ export class AuditView {
     });
   }
 
+  // clear forgets what another login was shown.
+  clear() {
+    this.generation++;
+    clear(this.rows);
+    this.errorEl.textContent = "";
+    this.caption.textContent = "Newest first.";
+  }
+
   query() {
     const f = new FormData(this.form);
     const q = new URLSearchParams();

@@ -10,8 +10,10 @@ const $ = (id) => document.getElementById(id);
 const liveText = { off: "Offline", connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…" };
 
 let approvals = null;
-let audit = null;
 let stopStream = null;
+const audit = new AuditView($("audit-form"), $("audit-rows"), $("audit-error"), $("audit-caption"), {
+  onUnauthorized: () => loggedOut("The daemon refused the token. Paste a valid one."),
+});
 
 function notice(text) {
   $("notice").textContent = text;
@@ -58,6 +60,7 @@ function loggedIn() {
   $("live").hidden = false;
   $("logout").hidden = false;
   const unauthorized = () => loggedOut("The daemon refused the token. Paste a valid one.");
+  audit.clear();
   approvals = new ApprovalList($("approvals"), {
     notice,
     onUnauthorized: unauthorized,
@@ -66,9 +69,6 @@ function loggedIn() {
       $("approvals-empty").hidden = n > 0;
       document.title = (n ? "(" + n + ") " : "") + "airlock approvals";
     },
-  });
-  audit = new AuditView($("audit-form"), $("audit-rows"), $("audit-error"), $("audit-caption"), {
-    onUnauthorized: unauthorized,
   });
   showView("approvals");
   // Every (re)connection refreshes the whole list, so nothing opened while
