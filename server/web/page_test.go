@@ -78,6 +78,11 @@ func card(text string) string {
 	return `[...document.querySelectorAll("li.approval")].find((li) => li.textContent.includes(` + js(text) + `))`
 }
 
+// answerButton selects the answer's button on the card showing text.
+func answerButton(text, answer string) chromedp.JSPath {
+	return chromedp.JSPath(card(text) + `.querySelector('button[data-answer="` + answer + `"]')`)
+}
+
 // TestBrowserApprovals is the page's whole story in a real headless
 // Chromium against a real "airlock serve": log in with a pasted token, an
 // agent's call appears live, "Always allow" unblocks the agent and saves
@@ -152,7 +157,7 @@ func TestBrowserApprovals(t *testing.T) {
 			t.Fatalf("the agent's call returned before anyone answered: %+v", agent.result(t))
 		}
 
-		tb.do("click Always allow", chromedp.Click(chromedp.CSS(`li.approval button[data-answer="always"]`)))
+		tb.do("click Always allow", chromedp.Click(answerButton(command, "always")))
 		res := agent.result(t)
 		if res.Decision != "allow" {
 			t.Fatalf("after Always allow the agent got %+v, want allow", res)
@@ -201,9 +206,19 @@ func TestBrowserApprovals(t *testing.T) {
 		tb.shot("markup shown as text")
 
 		// By keyboard this time: the answers are real buttons.
-		tb.do("Deny by keyboard",
-			chromedp.Focus(chromedp.CSS(`li.approval button[data-answer="deny"]`)),
-			chromedp.KeyEvent("\r"))
+		// Tab from the button before it, as a person would; the browser
+		// shows focus it reached by keyboard.
+		tb.do("Tab to Deny",
+			chromedp.Focus(answerButton("<img src=x onerror=", "always")),
+			chromedp.KeyEvent("\t"))
+		if !eval[bool](tb, `document.activeElement.dataset.answer === "deny"`) {
+			t.Fatal("Tab from Always allow did not reach Deny")
+		}
+		if outline := eval[string](tb, `getComputedStyle(document.activeElement).outlineStyle`); outline == "none" || outline == "" {
+			t.Errorf("the focused button has no visible outline (outline-style %q)", outline)
+		}
+		tb.shot("deny focused")
+		tb.do("Deny by keyboard", chromedp.KeyEvent("\r"))
 		if res := agent.result(t); res.Decision != "deny" {
 			t.Fatalf("after Deny the agent got %+v, want deny", res)
 		}
@@ -251,12 +266,16 @@ func TestBrowserApprovals(t *testing.T) {
 		if res := editing.result(t); res.Decision != "allow" {
 			t.Errorf("after Allow once the edit got %+v", res)
 		}
+		// The next click waits for the list to settle: a card leaving
+		// moves the ones below it.
+		tb.waitFor("the edit's card to go", cardOf("Edit")+` === null`)
 		tb.do("Always allow the fetch for 10 minutes",
 			chromedp.SetValue(chromedp.CSS(`li.approval[data-tool="WebFetch"] select`), "10m"),
 			chromedp.Click(chromedp.CSS(`li.approval[data-tool="WebFetch"] button[data-answer="always"]`)))
 		if res := fetching.result(t); res.Decision != "allow" {
 			t.Errorf("after Always allow the fetch got %+v", res)
 		}
+		tb.waitFor("the fetch's card to go", cardOf("WebFetch")+` === null`)
 		tb.do("Always deny the curl", chromedp.Click(chromedp.CSS(`li.approval[data-tool="Bash"] button[data-answer="always_deny"]`)))
 		if res := curling.result(t); res.Decision != "deny" {
 			t.Errorf("after Always deny the curl got %+v", res)
@@ -313,7 +332,7 @@ func TestBrowserApprovals(t *testing.T) {
 		if !eval[bool](tb, `window.__sameDocument === true`) {
 			t.Error("the page reloaded")
 		}
-		tb.do("Allow once", chromedp.Click(chromedp.CSS(`li.approval button[data-answer="once"]`)))
+		tb.do("Allow once", chromedp.Click(answerButton(cmd, "once")))
 		if res := agent.result(t); res.Decision != "allow" {
 			t.Errorf("after Allow once the agent got %+v", res)
 		}
