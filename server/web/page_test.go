@@ -83,6 +83,13 @@ func answerButton(text, answer string) chromedp.JSPath {
 	return chromedp.JSPath(card(text) + `.querySelector('button[data-answer="` + answer + `"]')`)
 }
 
+// settled waits until the card (a JavaScript expression) takes clicks: the
+// page ignores them for a moment after a card appears or moves.
+func (tb tab) settled(cardExpr string) {
+	tb.t.Helper()
+	tb.waitFor("the card to settle", `(() => { const c = `+cardExpr+`; return !!c && !c.dataset.settling; })()`)
+}
+
 // TestBrowserApprovals is the page's whole story in a real headless
 // Chromium against a real "airlock serve": log in with a pasted token, an
 // agent's call appears live, "Always allow" unblocks the agent and saves
@@ -157,6 +164,7 @@ func TestBrowserApprovals(t *testing.T) {
 			t.Fatalf("the agent's call returned before anyone answered: %+v", agent.result(t))
 		}
 
+		tb.settled(card(command))
 		tb.do("click Always allow", chromedp.Click(answerButton(command, "always")))
 		res := agent.result(t)
 		if res.Decision != "allow" {
@@ -208,6 +216,7 @@ func TestBrowserApprovals(t *testing.T) {
 		// By keyboard this time: the answers are real buttons.
 		// Tab from the button before it, as a person would; the browser
 		// shows focus it reached by keyboard.
+		tb.settled(card("<img src=x onerror="))
 		tb.do("Tab to Deny",
 			chromedp.Focus(answerButton("<img src=x onerror=", "always")),
 			chromedp.KeyEvent("\t"))
@@ -262,6 +271,7 @@ func TestBrowserApprovals(t *testing.T) {
 		}
 		tb.shot("edit and network")
 
+		tb.settled(cardOf("Edit"))
 		tb.do("Allow once the edit", chromedp.Click(chromedp.CSS(`li.approval[data-tool="Edit"] button[data-answer="once"]`)))
 		if res := editing.result(t); res.Decision != "allow" {
 			t.Errorf("after Allow once the edit got %+v", res)
@@ -269,6 +279,7 @@ func TestBrowserApprovals(t *testing.T) {
 		// The next click waits for the list to settle: a card leaving
 		// moves the ones below it.
 		tb.waitFor("the edit's card to go", cardOf("Edit")+` === null`)
+		tb.settled(cardOf("WebFetch"))
 		tb.do("Always allow the fetch for 10 minutes",
 			chromedp.SetValue(chromedp.CSS(`li.approval[data-tool="WebFetch"] select`), "10m"),
 			chromedp.Click(chromedp.CSS(`li.approval[data-tool="WebFetch"] button[data-answer="always"]`)))
@@ -276,6 +287,7 @@ func TestBrowserApprovals(t *testing.T) {
 			t.Errorf("after Always allow the fetch got %+v", res)
 		}
 		tb.waitFor("the fetch's card to go", cardOf("WebFetch")+` === null`)
+		tb.settled(cardOf("Bash"))
 		tb.do("Always deny the curl", chromedp.Click(chromedp.CSS(`li.approval[data-tool="Bash"] button[data-answer="always_deny"]`)))
 		if res := curling.result(t); res.Decision != "deny" {
 			t.Errorf("after Always deny the curl got %+v", res)
@@ -305,6 +317,46 @@ func TestBrowserApprovals(t *testing.T) {
 		}
 	})
 
+	t.Run("a moved card ignores clicks", func(t *testing.T) {
+		tb := tb.on(t)
+		a, b := "git push origin topic-a", "git push origin topic-b"
+		agentA := d.decideAsync(decideReq{Tool: "Bash", Input: map[string]any{"command": a}, Workspace: ws,
+			Agent: "browser-test", Session: "s6", Wait: "60s"})
+		tb.waitFor("the first approval", card(a)+` !== undefined`)
+		agentB := d.decideAsync(decideReq{Tool: "Bash", Input: map[string]any{"command": b}, Workspace: ws,
+			Agent: "browser-test", Session: "s6", Wait: "60s"})
+		tb.settled(card(b))
+		// From here on a card that moves stays unclickable for an hour,
+		// so what follows does not depend on timing.
+		eval[chromedp.Void](tb, `document.documentElement.dataset.settleMs = "3600000"`)
+		defer eval[chromedp.Void](tb, `delete document.documentElement.dataset.settleMs`)
+		// Someone else answers the card above; the one below slides up.
+		idA := eval[string](tb, card(a)+`.dataset.id`)
+		if err := d.do(context.Background(), "POST", "/v1/approvals/"+idA, map[string]string{"answer": "deny"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		tb.waitFor("the answered card to go", card(a)+` === undefined`)
+		if res := agentA.result(t); res.Decision != "deny" {
+			t.Errorf("the card answered through the API gave %+v", res)
+		}
+		if !eval[bool](tb, card(b)+`.dataset.settling === "true"`) {
+			t.Fatal("the card that moved takes clicks at once")
+		}
+		tb.do("click the moved card", chromedp.Click(answerButton(b, "always")))
+		if status := eval[string](tb, card(b)+`.querySelector(".card-status").textContent`); status != "" || !agentB.pending() {
+			t.Errorf("a click on a card that just moved was taken (status %q)", status)
+		}
+		tb.shot("moved card ignores clicks")
+		idB := eval[string](tb, card(b)+`.dataset.id`)
+		if err := d.do(context.Background(), "POST", "/v1/approvals/"+idB, map[string]string{"answer": "deny"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if res := agentB.result(t); res.Decision != "deny" {
+			t.Errorf("after the API's deny the agent got %+v", res)
+		}
+		tb.waitFor("the card to go", card(b)+` === undefined`)
+	})
+
 	t.Run("reconnect with Last-Event-ID", func(t *testing.T) {
 		tb := tb.on(t)
 		before := len(tb.sent("/v1/events"))
@@ -332,6 +384,7 @@ func TestBrowserApprovals(t *testing.T) {
 		if !eval[bool](tb, `window.__sameDocument === true`) {
 			t.Error("the page reloaded")
 		}
+		tb.settled(card(cmd))
 		tb.do("Allow once", chromedp.Click(answerButton(cmd, "once")))
 		if res := agent.result(t); res.Decision != "allow" {
 			t.Errorf("after Allow once the agent got %+v", res)

@@ -20,6 +20,11 @@ const answered = {
   always_deny: "Always denied",
 };
 
+// How long a card's buttons ignore clicks after it appears or moves, in
+// milliseconds; <html data-settle-ms> changes it (the tests lengthen it to
+// look at a moved card).
+const settleMs = () => Number(document.documentElement.dataset.settleMs) || 600;
+
 // How long an "always" answer's allow rule lasts; "" is until it is
 // removed. (An "always deny" lasts until removed.)
 const durations = [
@@ -65,6 +70,7 @@ export class ApprovalList {
   // keyboard focus survive another approval arriving.
   render(list) {
     const ids = new Set(list.map((a) => a.id));
+    const tops = new Map([...this.cards].map(([id, c]) => [id, c.li.offsetTop]));
     // Gone cards go first, so the ones that stay are not moved: moving an
     // element drops the keyboard focus inside it.
     for (const [id, c] of this.cards) {
@@ -85,8 +91,25 @@ export class ApprovalList {
       if (want !== c.li) this.root.insertBefore(c.li, want);
       prev = c.li;
     }
+    for (const [id, c] of this.cards) {
+      if (c.li.offsetTop !== tops.get(id)) this.settle(c);
+    }
     this.tick();
     this.onCount(list.length);
+  }
+
+  // settle ignores a card's buttons for a moment after it appeared or
+  // moved: a card that slid under the pointer (one above it was answered
+  // elsewhere, or a double click's second half) must not take a click
+  // meant for another call.
+  settle(c) {
+    c.li.dataset.settling = "true";
+    for (const b of c.buttons) b.setAttribute("aria-disabled", "true");
+    clearTimeout(c.settleTimer);
+    c.settleTimer = setTimeout(() => {
+      delete c.li.dataset.settling;
+      for (const b of c.buttons) b.removeAttribute("aria-disabled");
+    }, settleMs());
   }
 
   tick() {
@@ -137,7 +160,9 @@ export class ApprovalList {
       status);
     const c = { li, countdown, status, buttons, expires: Date.parse(a.expires_at) };
     for (const b of buttons) {
-      b.addEventListener("click", () => this.answer(a, c, b.dataset.answer, forSel.value));
+      b.addEventListener("click", () => {
+        if (!c.li.dataset.settling) this.answer(a, c, b.dataset.answer, forSel.value);
+      });
     }
     return c;
   }
