@@ -216,8 +216,7 @@ func (s *Server) routes() {
 	s.mux.Handle("/v1/", s.authed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path+"; see docs/API.md")
 	})))
-	files := http.FileServerFS(web.FS())
-	s.mux.Handle("/", s.only("GET", files.ServeHTTP))
+	s.mux.Handle("/", s.only("GET", web.Handler().ServeHTTP))
 }
 
 // ServeHTTP refuses cross-origin state changes first, then routes.
