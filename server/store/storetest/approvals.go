@@ -167,30 +167,40 @@ func testAnswerSavesRules(t *testing.T, s store.Store) {
 	}
 }
 
+// testConcurrentAnswers races answers to one approval, several times over
+// (one round rarely interleaves the racers badly enough to show a lost
+// update on two cores).
 func testConcurrentAnswers(t *testing.T, s store.Store) {
+	for round := range 8 {
+		concurrentAnswersRound(t, s, fmt.Sprintf("apr_%d", round))
+	}
+}
+
+func concurrentAnswersRound(t *testing.T, s store.Store, id string) {
 	now := base()
-	mustOpen(t, s, newApproval("apr_1", now, 5*time.Minute))
+	ws := "/work/" + id
+	mustOpen(t, s, newApproval(id, now, 5*time.Minute))
 	answers := []string{"once", "always", "deny", "always_deny"}
 	errs := race(concurrency, func(i int) error {
-		rule := store.Rule{Workspace: "/work/ws", Effect: "allow", Text: fmt.Sprintf("Bash(racer %d)", i), CreatedAt: now, Approval: "apr_1"}
-		_, err := s.AnswerApproval(ctx(t), "apr_1", answers[i%len(answers)], 0, fmt.Sprintf("tok_%d", i), now.Add(time.Second), []store.Rule{rule})
+		rule := store.Rule{Workspace: ws, Effect: "allow", Text: fmt.Sprintf("Bash(racer %d)", i), CreatedAt: now, Approval: id}
+		_, err := s.AnswerApproval(ctx(t), id, answers[i%len(answers)], 0, fmt.Sprintf("tok_%d", i), now.Add(time.Second), []store.Rule{rule})
 		return err
 	})
 	w := oneNil(t, errs, func(err error) bool { return errors.Is(err, store.ErrAnswered) })
-	a := mustGet(t, s, "apr_1")
+	a := mustGet(t, s, id)
 	if a.AnsweredBy != fmt.Sprintf("tok_%d", w) || a.Answer != answers[w%len(answers)] {
-		t.Errorf("stored answer %q by %q, but racer %d won", a.Answer, a.AnsweredBy, w)
+		t.Errorf("%s: stored answer %q by %q, but racer %d won", id, a.Answer, a.AnsweredBy, w)
 	}
 	// Only the winner's rule was saved.
-	rules, err := s.Rules(ctx(t), "/work/ws", now)
+	rules, err := s.Rules(ctx(t), ws, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rules) != 1 || rules[0].Text != fmt.Sprintf("Bash(racer %d)", w) {
-		t.Errorf("Rules = %+v, want only racer %d's", rules, w)
+		t.Errorf("%s: Rules = %+v, want only racer %d's", id, rules, w)
 	}
-	if n := countEvents(mustEvents(t, s, 0), store.EventAnswered, "apr_1"); n != 1 {
-		t.Errorf("%d answered events, want 1", n)
+	if n := countEvents(mustEvents(t, s, 0), store.EventAnswered, id); n != 1 {
+		t.Errorf("%s: %d answered events, want 1", id, n)
 	}
 }
 
