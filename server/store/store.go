@@ -136,6 +136,12 @@ type Store interface {
 	// ExpireApprovals turns every approval pending past its ExpiresAt at
 	// now into Expired with answer "deny", appending an EventExpired each.
 	ExpireApprovals(ctx context.Context, now time.Time) ([]Approval, error)
+	// ApprovalForCall returns the newest approval of the call whose
+	// CallHash is callHash that is still pending at now, or answered or
+	// expired with its answer not yet used; ErrNotFound when there is none.
+	// It is how a later decision of the same call finds the answer given
+	// for it (then taken with UseAnswer) or the approval already waiting.
+	ApprovalForCall(ctx context.Context, callHash string, now time.Time) (Approval, error)
 	// UseAnswer marks an answered approval's answer as taken; it returns
 	// ErrAnswered if it was taken before (an answer is used once).
 	UseAnswer(ctx context.Context, id string) error

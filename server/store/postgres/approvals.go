@@ -85,6 +85,21 @@ func (s *Store) PendingApprovals(ctx context.Context, now time.Time) ([]store.Ap
 	return list, nil
 }
 
+// ApprovalForCall returns the newest approval of the call callHash names
+// that is pending at now, or answered or expired with its answer unused.
+func (s *Store) ApprovalForCall(ctx context.Context, callHash string, now time.Time) (store.Approval, error) {
+	a, err := scanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalColumns+` FROM approvals
+	WHERE call_hash = $1 AND ((state = 'pending' AND expires_at > $2) OR (state <> 'pending' AND NOT used))
+	ORDER BY created_at DESC, id DESC LIMIT 1`, callHash, now))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Approval{}, fmt.Errorf("approval for call %s: %w", callHash, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Approval{}, fmt.Errorf("postgres: finding the approval of a call: %w", err)
+	}
+	return a, nil
+}
+
 // AnswerApproval answers the approval if it is pending and expires after
 // now. The row stays locked from the check to the commit, so of
 // concurrent answers (on any replica) exactly one finds it pending.

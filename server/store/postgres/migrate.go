@@ -42,6 +42,7 @@ CREATE TABLE approvals (
 	used        boolean NOT NULL DEFAULT false
 );
 CREATE INDEX approvals_pending ON approvals (created_at, id) WHERE state = 'pending';
+CREATE INDEX approvals_call ON approvals (call_hash, created_at DESC, id DESC);
 
 CREATE TABLE rules (
 	id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -15,6 +15,9 @@
 // tables live in the connection's current schema: a DSN may pick one with
 // the search_path parameter, which is how the tests keep apart.
 //
+// Importing the package registers the postgres:// and postgresql://
+// schemes with store.Open.
+//
 // What this package does not do: decide anything, expire approvals on its
 // own (the server calls ExpireApprovals), or push events (the server polls
 // Events).
@@ -44,6 +47,14 @@ type Store struct {
 }
 
 var _ store.Store = (*Store)(nil)
+
+// init registers the postgres scheme (store.Scheme maps postgresql://
+// to it too), so store.Open("postgres://...") opens a Store here.
+func init() {
+	store.Register("postgres", func(ctx context.Context, dsn string) (store.Store, error) {
+		return Open(ctx, dsn)
+	})
+}
 
 // Open connects to the database dsn names (postgres://user:pass@host:port/db,
 // with any libpq-style parameters pgx accepts, e.g. sslmode, search_path or

@@ -27,8 +27,21 @@ func open(t *testing.T, dsn string) *postgres.Store {
 	return s
 }
 
+// TestConformance runs the suite through store.Open, as airlock serve
+// --db opens the store, alternating the two schemes this package registers.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return open(t, pgtest.DSN(t)) })
+	n := 0
+	storetest.Run(t, func(t *testing.T) store.Store {
+		dsn := pgtest.DSN(t)
+		if n++; n%2 == 0 {
+			dsn = "postgresql" + strings.TrimPrefix(dsn, "postgres")
+		}
+		s, err := store.Open(t.Context(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
 }
 
 // TestReplicasStartTogether opens many stores on one empty schema at once,

@@ -319,6 +319,63 @@ func testAnswerRacesExpiry(t *testing.T, s store.Store) {
 	}
 }
 
+func testApprovalForCall(t *testing.T, s store.Store) {
+	now := base()
+	forCall := func(at time.Time) string {
+		t.Helper()
+		a, err := s.ApprovalForCall(ctx(t), "hash-call", at)
+		if errors.Is(err, store.ErrNotFound) {
+			return "none"
+		}
+		if err != nil {
+			t.Fatalf("ApprovalForCall: %v", err)
+		}
+		return a.ID
+	}
+	open := func(id string, created time.Time, ttl time.Duration) {
+		a := newApproval(id, created, ttl)
+		a.CallHash = "hash-call"
+		mustOpen(t, s, a)
+	}
+	if got := forCall(now); got != "none" {
+		t.Errorf("before any approval: %s, want ErrNotFound", got)
+	}
+	open("apr_old", now, time.Minute)
+	mustOpen(t, s, newApproval("apr_other", now.Add(time.Second), time.Hour)) // another call
+	if got := forCall(now); got != "apr_old" {
+		t.Errorf("one pending: %s, want apr_old", got)
+	}
+	open("apr_new", now.Add(2*time.Second), time.Hour)
+	if got := forCall(now.Add(3 * time.Second)); got != "apr_new" {
+		t.Errorf("two pending: %s, want the newest, apr_new", got)
+	}
+	// Answered but not yet used: still the call's approval.
+	if _, err := s.AnswerApproval(ctx(t), "apr_new", "once", 0, "tok", now.Add(3*time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := forCall(now.Add(4 * time.Second)); got != "apr_new" {
+		t.Errorf("answered, unused: %s, want apr_new", got)
+	}
+	// Once used, the older pending one is what is left.
+	if err := s.UseAnswer(ctx(t), "apr_new"); err != nil {
+		t.Fatal(err)
+	}
+	if got := forCall(now.Add(4 * time.Second)); got != "apr_old" {
+		t.Errorf("newest used: %s, want apr_old", got)
+	}
+	// Past its expiry apr_old is not pending any more...
+	if got := forCall(now.Add(2 * time.Minute)); got != "none" {
+		t.Errorf("pending past its expiry: %s, want ErrNotFound", got)
+	}
+	// ...until it is expired: then its answer (deny) is there to be used.
+	if _, err := s.ExpireApprovals(ctx(t), now.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := forCall(now.Add(2 * time.Minute)); got != "apr_old" {
+		t.Errorf("expired, unused: %s, want apr_old", got)
+	}
+}
+
 func testUseAnswer(t *testing.T, s store.Store) {
 	now := base()
 	mustOpen(t, s, newApproval("apr_1", now, 5*time.Minute))

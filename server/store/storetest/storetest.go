@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpireApprovals", testExpire},
 		{"ConcurrentExpiresOnce", testConcurrentExpire},
 		{"AnswerRacesExpiry", testAnswerRacesExpiry},
+		{"ApprovalForCall", testApprovalForCall},
 		{"UseAnswerOnce", testUseAnswer},
 		{"ConcurrentUseAnswerOnce", testConcurrentUseAnswer},
 		{"RulesWithExpiry", testRules},

@@ -1,0 +1,216 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/grant"
+	"github.com/airlockhq/airlock/server/store"
+)
+
+// spendSweepEvery is how many Spends pass between sweeps of entries an
+// hour past their expiry (Redeem refuses an expired token before it
+// spends, so they can never match again).
+const spendSweepEvery = 512
+
+var spends atomic.Int64
+
+func (s *Store) Spend(ctx context.Context, mac [32]byte, expires time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO spent (mac, expires) VALUES (?, ?) ON CONFLICT (mac) DO NOTHING`, mac[:], ns(expires))
+		if err != nil {
+			return fmt.Errorf("sqlite: spend: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("%w (%w)", store.ErrReplayed, grant.ErrReplayed)
+		}
+		if spends.Add(1)%spendSweepEvery == 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM spent WHERE expires < ?`, ns(time.Now().Add(-time.Hour))); err != nil {
+				return fmt.Errorf("sqlite: sweep spent grants: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) GrantKey(ctx context.Context, create func() ([]byte, error)) ([]byte, error) {
+	var key []byte
+	err := s.r.QueryRowContext(ctx, `SELECT key FROM grant_key WHERE id = 1`).Scan(&key)
+	if err == nil {
+		return key, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: grant key: %w", err)
+	}
+	fresh, err := create()
+	if err != nil {
+		return nil, err
+	}
+	// Two processes may both get here: the first insert wins and both
+	// read back the winner's key.
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO grant_key (id, key) VALUES (1, ?) ON CONFLICT (id) DO NOTHING`, fresh); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT key FROM grant_key WHERE id = 1`).Scan(&key)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: grant key: %w", err)
+	}
+	return key, nil
+}
+
+// AppendAudit stores e, durable when it returns. Appends that arrive while
+// one commits are committed together in the next transaction (a group
+// commit): each caller still waits for the fsync that covers its event,
+// but one fsync serves many decisions.
+func (s *Store) AppendAudit(ctx context.Context, e audit.Event) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC()
+	data, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("sqlite: audit: %w", err)
+	}
+	return s.ac.append(ctx, auditRow{time: ns(e.Time), tool: e.Tool, decision: e.Decision, event: data})
+}
+
+func (s *Store) Audit(ctx context.Context, f store.AuditFilter) ([]audit.Event, error) {
+	q := `SELECT event FROM audit WHERE 1 = 1`
+	var args []any
+	if !f.Since.IsZero() {
+		q += ` AND time >= ?`
+		args = append(args, ns(f.Since))
+	}
+	if f.Tool != "" {
+		q += ` AND tool = ?`
+		args = append(args, f.Tool)
+	}
+	if f.Decision != "" {
+		q += ` AND decision = ?`
+		args = append(args, f.Decision)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	q += ` ORDER BY seq LIMIT ?`
+	args = append(args, limit)
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: audit: %w", err)
+	}
+	defer rows.Close()
+	out := []audit.Event{}
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return nil, fmt.Errorf("sqlite: audit: %w", err)
+		}
+		var e audit.Event
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("sqlite: audit: a stored event does not decode: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+type auditRow struct {
+	time           int64
+	tool, decision string
+	event          []byte
+	done           chan error
+}
+
+// auditCommitter is the group commit behind AppendAudit.
+type auditCommitter struct {
+	db   *sql.DB
+	in   chan auditRow
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// maxAuditBatch bounds one group commit.
+const maxAuditBatch = 256
+
+func newAuditCommitter(db *sql.DB) *auditCommitter {
+	c := &auditCommitter{db: db, in: make(chan auditRow), quit: make(chan struct{}), done: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+var errClosed = errors.New("sqlite: the store is closed")
+
+func (c *auditCommitter) append(ctx context.Context, r auditRow) error {
+	r.done = make(chan error, 1)
+	select {
+	case c.in <- r:
+	case <-c.quit:
+		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once handed over, the row is committed or refused whatever ctx
+	// does; wait for the verdict so the caller never reports a write
+	// that later happens, or misses one that did.
+	return <-r.done
+}
+
+func (c *auditCommitter) close() {
+	c.once.Do(func() { close(c.quit) })
+	<-c.done
+}
+
+func (c *auditCommitter) loop() {
+	defer close(c.done)
+	for {
+		var batch []auditRow
+		select {
+		case r := <-c.in:
+			batch = append(batch, r)
+		case <-c.quit:
+			return
+		}
+	more:
+		for len(batch) < maxAuditBatch {
+			select {
+			case r := <-c.in:
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		err := c.commit(batch)
+		for _, r := range batch {
+			r.done <- err
+		}
+	}
+}
+
+func (c *auditCommitter) commit(batch []auditRow) error {
+	ctx := context.Background()
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: audit: %w", err)
+	}
+	for _, r := range batch {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO audit (time, tool, decision, event) VALUES (?, ?, ?, ?)`, r.time, r.tool, r.decision, r.event); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqlite: audit: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: audit: %w", err)
+	}
+	return nil
+}
