@@ -29,6 +29,7 @@ func subcommands() map[string]subcommand {
 		"init":   {"register the hook with an agent (claude-code)", runInit},
 		"mcp":    {"serve MCP tools through the gate and sandbox, or gate another MCP server", runMCP},
 		"exec":   {"run code in a named sandbox and print its Result as JSON", runExec},
+		"serve":  {"run the approval daemon: an HTTP API and a web page for approvals", runServe},
 	}
 }
 
@@ -80,7 +81,7 @@ Usage: airlock COMMAND [FLAGS] [ARGS]
 
 Commands:
 `)
-	for _, name := range []string{"run", "doctor", "policy", "audit", "hook", "init", "mcp", "exec"} {
+	for _, name := range []string{"run", "doctor", "policy", "audit", "hook", "init", "mcp", "exec", "serve"} {
 		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
 	}
 	fmt.Fprint(w, `

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/airlockhq/airlock/server/store"
+)
+
+// TokenPrefix starts every bearer token, so one is easy to recognise (and
+// to find in a leaked log).
+const TokenPrefix = "alk_"
+
+// tokenLen is the length of a token's text: the prefix and 32 random
+// bytes in unpadded base64url.
+var tokenLen = len(TokenPrefix) + base64.RawURLEncoding.EncodedLen(32)
+
+// CreateToken makes a new bearer token named name, stores its SHA-256 and
+// returns its text, which exists nowhere else: print it once.
+func CreateToken(ctx context.Context, st store.Store, name string, now time.Time) (string, store.Token, error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return "", store.Token{}, err
+	}
+	id := make([]byte, 6)
+	if _, err := rand.Read(id); err != nil {
+		return "", store.Token{}, err
+	}
+	text := TokenPrefix + base64.RawURLEncoding.EncodeToString(secret)
+	t := store.Token{ID: "tok_" + hex.EncodeToString(id), Name: name, Hash: sha256.Sum256([]byte(text)), CreatedAt: now.UTC()}
+	if err := st.CreateToken(ctx, t); err != nil {
+		return "", store.Token{}, err
+	}
+	return text, t, nil
+}
+
+type ctxKey struct{}
+
+// tokenFrom returns the token that authenticated the request.
+func tokenFrom(ctx context.Context) store.Token {
+	t, _ := ctx.Value(ctxKey{}).(store.Token)
+	return t
+}
+
+// authed lets a request through only with a known bearer token.
+func (s *Server) authed(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		unauthorized := func(msg string) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", msg)
+		}
+		auth := r.Header.Values("Authorization")
+		if len(auth) != 1 {
+			unauthorized("send Authorization: Bearer TOKEN (make one with 'airlock serve token create')")
+			return
+		}
+		text, ok := strings.CutPrefix(auth[0], "Bearer ")
+		if !ok || len(text) != tokenLen || !strings.HasPrefix(text, TokenPrefix) {
+			unauthorized("the Authorization header is not Bearer alk_...; make a token with 'airlock serve token create'")
+			return
+		}
+		// The lookup is by the SHA-256 of the text, so how long it takes
+		// says nothing about the text itself; the comparison that accepts
+		// it is constant-time.
+		sum := sha256.Sum256([]byte(text))
+		t, err := s.st.LookupToken(r.Context(), sum)
+		if errors.Is(err, store.ErrNotFound) || err == nil && subtle.ConstantTimeCompare(t.Hash[:], sum[:]) != 1 {
+			unauthorized("unknown token; make one with 'airlock serve token create' against this daemon's database")
+			return
+		}
+		if err != nil {
+			s.internal(w, "looking up the token", err)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, t)))
+	})
+}
+
+type apiError struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, apiError{Error: msg, Code: code})
+}
+
+func (s *Server) internal(w http.ResponseWriter, what string, err error) {
+	s.log.Error(what, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal", what+": "+err.Error())
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // commands read as written: && not \u0026\u0026
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		b.Reset()
+		b.WriteString(`{"error":"encoding the response failed","code":"internal"}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
+
+// errBadBody marks a body decodeBody refused; its text says why.
+type bodyError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *bodyError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) *bodyError {
+	return &bodyError{http.StatusBadRequest, "bad_request", fmt.Sprintf(format, args...)}
+}
+
+// decodeBody reads r's body into v strictly: one JSON object, no unknown
+// field, no key twice, nothing after it, at most MaxBody bytes.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) *bodyError {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &bodyError{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is over %d bytes", MaxBody)}
+		}
+		return badRequest("reading the body: %v", err)
+	}
+	if err := checkJSON(data); err != nil {
+		return badRequest("the body %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("the body does not fit: %v", err)
+	}
+	return nil
+}
+
+// checkJSON accepts exactly one JSON object with no key twice at any
+// depth (encoding/json would silently keep the last, so the call decided
+// could differ from the call shown) and nothing after it.
+func checkJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil {
+		return fmt.Errorf("is not JSON: %v", err)
+	} else if t != json.Delim('{') {
+		return errors.New("is not a JSON object")
+	}
+	if err := walkObject(dec); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("has more after its JSON object")
+	}
+	return nil
+}
+
+// walkObject walks the rest of an object whose '{' was read.
+func walkObject(dec *json.Decoder) error {
+	seen := map[string]bool{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("is not valid JSON: %v", err)
+		}
+		k, _ := kt.(string)
+		if seen[k] {
+			return fmt.Errorf("has the key %q twice", k)
+		}
+		seen[k] = true
+		if err := walkValue(dec); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("is not valid JSON: %v", err)
+	}
+	return nil
+}
+
+func walkValue(dec *json.Decoder) error {
+	t, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("is not valid JSON: %v", err)
+	}
+	switch t {
+	case json.Delim('{'):
+		return walkObject(dec)
+	case json.Delim('['):
+		for dec.More() {
+			if err := walkValue(dec); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return fmt.Errorf("is not valid JSON: %v", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/airlockhq/airlock/gate"
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/rules"
+	"github.com/airlockhq/airlock/tool"
+)
+
+// View is what the approval page shows of a call, computed once when the
+// approval opens.
+type View struct {
+	Summary         string        `json:"summary"`
+	Command         *CommandView  `json:"command,omitempty"`
+	Diff            string        `json:"diff,omitempty"`
+	Network         []string      `json:"network,omitempty"`
+	Requirements    []Requirement `json:"requirements"`
+	AlwaysRules     []string      `json:"always_rules"`
+	AlwaysDenyRules []string      `json:"always_deny_rules"`
+}
+
+// CommandView is a Bash command and the simple commands the gate found.
+type CommandView struct {
+	Text  string        `json:"text"`
+	Parts []CommandPart `json:"parts"`
+}
+
+// CommandPart is one simple command: its words after quote removal, and
+// what ran it when not the command line itself (sudo, xargs, bash -c).
+type CommandPart struct {
+	Argv []string `json:"argv"`
+	Via  string   `json:"via,omitempty"`
+}
+
+// Requirement is one requirement waiting for an answer.
+type Requirement struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	Access string `json:"access"`
+	Why    string `json:"why"`
+}
+
+// maxDiffFile bounds the file read for a diff.
+const maxDiffFile = 256 << 10
+
+func (s *Server) buildView(c tool.Call, req gate.Request, prof gate.ProfileAccess) View {
+	v := View{Requirements: []Requirement{}, AlwaysRules: []string{}, AlwaysDenyRules: []string{}}
+	for _, p := range req.Pending {
+		access := profile.AccessGated
+		if prof != nil && !p.Requirement.Unresolved {
+			access = prof.Access(p.Requirement.Kind, p.Requirement.Target)
+		}
+		v.Requirements = append(v.Requirements, Requirement{Kind: p.Requirement.Kind, Target: p.Requirement.Target,
+			Access: access.String(), Why: p.Why})
+		// The rules an answer saves are the ones the gate saves for
+		// "always" (gate.Evaluator's remember): one exact rule per
+		// pending requirement that has one, and no allow rule where an
+		// ask rule sent it (that rule would still ask).
+		if !p.Savable {
+			continue
+		}
+		m, err := rules.ExactMatch(p.Requirement)
+		if err != nil {
+			continue
+		}
+		v.AlwaysDenyRules = appendNew(v.AlwaysDenyRules, m)
+		if p.Rule == "" {
+			v.AlwaysRules = appendNew(v.AlwaysRules, m)
+		}
+	}
+	var reqs []tool.Requirement
+	if s.cfg.Preparers != nil {
+		reqs, _ = s.cfg.Preparers.Prepare(c)
+	} else {
+		reqs, _ = tool.Prepare(c)
+	}
+	for _, r := range reqs {
+		if r.Kind == tool.KindNetworkConnect {
+			v.Network = appendNew(v.Network, r.Target)
+		}
+	}
+	var in struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+		Content  string `json:"content"`
+		Old      string `json:"old_string"`
+		New      string `json:"new_string"`
+		All      bool   `json:"replace_all"`
+		Edits    []struct {
+			Old string `json:"old_string"`
+			New string `json:"new_string"`
+			All bool   `json:"replace_all"`
+		} `json:"edits"`
+	}
+	_ = json.Unmarshal(c.Input, &in) // the gate has checked it; a field missing stays empty
+	switch c.Tool {
+	case "Bash":
+		cv := &CommandView{Text: in.Command, Parts: []CommandPart{}}
+		for _, r := range reqs {
+			if r.Kind == tool.KindCommandExecute {
+				argv := r.Argv
+				if argv == nil {
+					argv = []string{r.Target}
+				}
+				cv.Parts = append(cv.Parts, CommandPart{Argv: argv, Via: r.Via})
+			}
+		}
+		v.Command = cv
+		v.Summary = in.Command
+	case "Write", "Edit", "MultiEdit":
+		path := in.FilePath
+		if path != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(c.Workspace, path)
+		}
+		old, _ := s.readForDiff(c.Workspace, path, prof)
+		var edits []edit
+		switch c.Tool {
+		case "Write":
+		case "Edit":
+			edits = []edit{{in.Old, in.New, in.All}}
+		case "MultiEdit":
+			for _, e := range in.Edits {
+				edits = append(edits, edit{e.Old, e.New, e.All})
+			}
+		}
+		newText := in.Content
+		if c.Tool != "Write" {
+			newText = applyEdits(old, edits)
+		}
+		v.Diff = unifiedDiff(path, old, newText)
+		v.Summary = c.Tool + " " + in.FilePath
+	default:
+		v.Summary = c.Tool
+		if len(reqs) > 0 {
+			v.Summary += " " + reqs[0].Target
+		}
+	}
+	if len(v.Summary) > 200 {
+		v.Summary = v.Summary[:200] + "…"
+	}
+	return v
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// readForDiff reads the file an edit changes, to show the change as a
+// diff. It reads only inside the workspace and only what the profile lets
+// be read: an approval's view must not become a way to read other files.
+func (s *Server) readForDiff(ws, path string, prof gate.ProfileAccess) (string, bool) {
+	if path == "" {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false
+	}
+	wsReal, err := filepath.EvalSymlinks(ws)
+	if err != nil || !strings.HasPrefix(real, wsReal+string(filepath.Separator)) {
+		return "", false
+	}
+	if prof != nil && prof.Access(tool.KindFilesystemRead, real) == profile.AccessDeny {
+		return "", false
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxDiffFile+1))
+	if err != nil || len(data) > maxDiffFile {
+		return "", false
+	}
+	return string(data), true
+}
+
+type edit struct {
+	old, new string
+	all      bool
+}
+
+// applyEdits applies Edit's replacements to text; an old string that is
+// not there changes nothing (the tool itself would refuse the call).
+func applyEdits(text string, edits []edit) string {
+	for _, e := range edits {
+		if e.old == "" {
+			if text == "" {
+				text = e.new
+			}
+			continue
+		}
+		if e.all {
+			text = strings.ReplaceAll(text, e.old, e.new)
+		} else {
+			text = strings.Replace(text, e.old, e.new, 1)
+		}
+	}
+	return text
+}
+
+// unifiedDiff is a one-hunk unified diff of old and new: the lines between
+// their common beginning and end replaced, with up to 3 lines of context.
+func unifiedDiff(path, old, new string) string {
+	if old == new {
+		return ""
+	}
+	a, b := splitLines(old), splitLines(new)
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	const ctx = 3
+	start := max(pre-ctx, 0)
+	endA := min(len(a)-suf+ctx, len(a))
+	endB := min(len(b)-suf+ctx, len(b))
+	var w strings.Builder
+	name := strings.TrimPrefix(path, "/")
+	fmt.Fprintf(&w, "--- a/%s\n+++ b/%s\n", name, name)
+	fmt.Fprintf(&w, "@@ -%s +%s @@\n", hunkRange(start, endA-start), hunkRange(start, endB-start))
+	for _, l := range a[start:pre] {
+		writeLine(&w, ' ', l)
+	}
+	for _, l := range a[pre : len(a)-suf] {
+		writeLine(&w, '-', l)
+	}
+	for _, l := range b[pre : len(b)-suf] {
+		writeLine(&w, '+', l)
+	}
+	for _, l := range a[len(a)-suf : endA] {
+		writeLine(&w, ' ', l)
+	}
+	return w.String()
+}
+
+func hunkRange(start, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("%d,0", start)
+	}
+	if n == 1 {
+		return fmt.Sprintf("%d", start+1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+func writeLine(w *strings.Builder, mark byte, l string) {
+	w.WriteByte(mark)
+	if t, ok := strings.CutSuffix(l, "\n"); ok {
+		w.WriteString(t)
+		w.WriteByte('\n')
+		return
+	}
+	w.WriteString(l)
+	w.WriteString("\n\\ No newline at end of file\n")
+}
+
+// splitLines splits s after each newline, keeping them.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
