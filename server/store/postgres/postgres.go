@@ -27,6 +27,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -40,7 +42,10 @@ import (
 // for concurrent use, and any number of Stores in any number of processes
 // may share the database.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	audit *auditCommitter
+	// closeOnce makes Close safe to call twice.
+	closeOnce sync.Once
 	// spends counts Spend calls, to sweep long-expired ledger rows now and
 	// then instead of on every call.
 	spends atomic.Uint64
@@ -64,6 +69,14 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading the DSN: %w (want postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=...)", err)
 	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// pgxpool's default, max(4, CPUs), makes a busy daemon queue for
+		// connections while each holds one through a round trip and a
+		// WAL flush; more connections let PostgreSQL flush many commits
+		// at once. Two replicas at this size stay well under the server's
+		// default max_connections (100).
+		cfg.MaxConns = max(cfg.MaxConns, defaultMaxConns)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -77,12 +90,20 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	s.audit = newAuditCommitter(pool)
 	return s, nil
 }
 
-// Close closes the connection pool.
+// defaultMaxConns is the pool size unless the DSN sets pool_max_conns.
+const defaultMaxConns = 16
+
+// Close finishes the audit batch in progress and closes the connection
+// pool.
 func (s *Store) Close() error {
-	s.pool.Close()
+	s.closeOnce.Do(func() {
+		s.audit.close()
+		s.pool.Close()
+	})
 	return nil
 }
 

@@ -94,6 +94,41 @@ func testAudit(t *testing.T, s store.Store) {
 	}
 }
 
+// testConcurrentAudit appends from many goroutines at once (a store may
+// commit them together): every append that returned nil is there, once.
+func testConcurrentAudit(t *testing.T, s store.Store) {
+	const each = 20
+	errs := race(concurrency, func(g int) error {
+		for i := range each {
+			e := audit.Event{Type: audit.TypeDecision, Tool: "Bash", Decision: "allow", ExecutionID: fmt.Sprintf("exec-%d-%d", g, i)}
+			if err := s.AppendAudit(ctx(t), e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("AppendAudit: %v", err)
+		}
+	}
+	list, err := s.Audit(ctx(t), store.AuditFilter{Limit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, e := range list {
+		seen[e.ExecutionID]++
+	}
+	for g := range concurrency {
+		for i := range each {
+			if id := fmt.Sprintf("exec-%d-%d", g, i); seen[id] != 1 {
+				t.Errorf("event %s is there %d times, want 1", id, seen[id])
+			}
+		}
+	}
+}
+
 func testEvents(t *testing.T, s store.Store) {
 	now := base()
 	mustOpen(t, s, newApproval("apr_a", now, time.Minute))

@@ -6,7 +6,8 @@
 // the races that matter with several replicas: of concurrent answers to one
 // approval exactly one wins (and only its rules are saved), a grant is spent
 // exactly once, concurrent first callers of GrantKey get one key, an answer
-// is used once, concurrent expiries expire each approval once, and a poller
+// is used once, concurrent expiries expire each approval once, concurrent
+// audit appends are all kept, and a poller
 // following Events never misses an event however the writers interleave.
 //
 // Boundaries it does not pin: what happens exactly at an approval's
@@ -52,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"GrantKeyShared", testGrantKey},
 		{"GrantKeyCreateFails", testGrantKeyCreateFails},
 		{"AuditAppendAndFilter", testAudit},
+		{"ConcurrentAuditAppends", testConcurrentAudit},
 		{"EventsInOrder", testEvents},
 		{"EventsPollerMissesNothing", testEventsPoller},
 	}
