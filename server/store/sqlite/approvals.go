@@ -41,11 +41,8 @@ func (s *Store) LookupToken(ctx context.Context, hash [32]byte) (store.Token, er
 	var t store.Token
 	var h []byte
 	var created int64
-	st, err := s.stmt(ctx, `SELECT id, name, hash, created_at FROM tokens WHERE hash = ?`)
-	if err != nil {
-		return store.Token{}, fmt.Errorf("sqlite: look up token: %w", err)
-	}
-	err = st.QueryRowContext(ctx, hash[:]).Scan(&t.ID, &t.Name, &h, &created)
+	err := s.r.QueryRowContext(ctx, `SELECT id, name, hash, created_at FROM tokens WHERE hash = ?`, hash[:]).
+		Scan(&t.ID, &t.Name, &h, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Token{}, store.ErrNotFound
 	}
@@ -262,12 +259,8 @@ func (s *Store) UseAnswer(ctx context.Context, id string) error {
 }
 
 func (s *Store) Rules(ctx context.Context, workspace string, now time.Time) ([]store.Rule, error) {
-	st, err := s.stmt(ctx, `SELECT workspace, effect, text, expires, created_at, approval FROM rules
-		WHERE workspace = ? AND (expires = 0 OR expires > ?) ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: rules: %w", err)
-	}
-	rows, err := st.QueryContext(ctx, workspace, ns(now))
+	rows, err := s.r.QueryContext(ctx, `SELECT workspace, effect, text, expires, created_at, approval FROM rules
+		WHERE workspace = ? AND (expires = 0 OR expires > ?) ORDER BY id`, workspace, ns(now))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: rules: %w", err)
 	}
@@ -308,21 +301,4 @@ func (s *Store) Events(ctx context.Context, after int64, limit int) ([]store.Eve
 		out = append(out, e)
 	}
 	return out, rows.Err()
-}
-
-// stmt returns the read pool's prepared statement for q, preparing it on
-// first use: SQLite otherwise parses and plans the text on every call.
-func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
-	if st, ok := s.stmts.Load(q); ok {
-		return st.(*sql.Stmt), nil
-	}
-	st, err := s.r.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	if prev, loaded := s.stmts.LoadOrStore(q, st); loaded {
-		st.Close()
-		return prev.(*sql.Stmt), nil
-	}
-	return st, nil
 }

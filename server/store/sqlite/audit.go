@@ -133,12 +133,11 @@ type auditRow struct {
 
 // auditCommitter is the group commit behind AppendAudit.
 type auditCommitter struct {
-	db     *sql.DB
-	insert *sql.Stmt // prepared on first commit
-	in     chan auditRow
-	quit   chan struct{}
-	done   chan struct{}
-	once   sync.Once
+	db   *sql.DB
+	in   chan auditRow
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
 }
 
 // maxAuditBatch bounds one group commit.
@@ -170,9 +169,6 @@ func (c *auditCommitter) append(ctx context.Context, r auditRow) error {
 func (c *auditCommitter) close() {
 	c.once.Do(func() { close(c.quit) })
 	<-c.done
-	if c.insert != nil {
-		c.insert.Close()
-	}
 }
 
 func (c *auditCommitter) loop() {
@@ -203,21 +199,12 @@ func (c *auditCommitter) loop() {
 
 func (c *auditCommitter) commit(batch []auditRow) error {
 	ctx := context.Background()
-	if c.insert == nil {
-		// Prepared outside the transaction: the writer pool has one
-		// connection, which the transaction then holds.
-		var err error
-		if c.insert, err = c.db.PrepareContext(ctx, `INSERT INTO audit (time, tool, decision, event) VALUES (?, ?, ?, ?)`); err != nil {
-			return fmt.Errorf("sqlite: audit: %w", err)
-		}
-	}
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: audit: %w", err)
 	}
-	ins := tx.StmtContext(ctx, c.insert)
 	for _, r := range batch {
-		if _, err := ins.ExecContext(ctx, r.time, r.tool, r.decision, r.event); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO audit (time, tool, decision, event) VALUES (?, ?, ?, ?)`, r.time, r.tool, r.decision, r.event); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("sqlite: audit: %w", err)
 		}

@@ -46,8 +46,6 @@ type Store struct {
 	r    *sql.DB // reads
 	ac   *auditCommitter
 
-	stmts sync.Map // query text -> *sql.Stmt on r
-
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -119,10 +117,6 @@ func (s *Store) Close() error {
 		if s.ac != nil {
 			s.ac.close()
 		}
-		s.stmts.Range(func(_, st any) bool {
-			st.(*sql.Stmt).Close()
-			return true
-		})
 		s.closeErr = errors.Join(s.w.Close(), s.r.Close())
 	})
 	return s.closeErr
