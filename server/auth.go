@@ -66,8 +66,8 @@ func (s *Server) authed(h http.Handler) http.Handler {
 			unauthorized("send Authorization: Bearer TOKEN (make one with 'airlock serve token create')")
 			return
 		}
-		text, ok := strings.CutPrefix(auth[0], "Bearer ")
-		if !ok || len(text) != tokenLen || !strings.HasPrefix(text, TokenPrefix) {
+		scheme, text, ok := strings.Cut(auth[0], " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || len(text) != tokenLen || !strings.HasPrefix(text, TokenPrefix) {
 			unauthorized("the Authorization header is not Bearer alk_...; make a token with 'airlock serve token create'")
 			return
 		}
@@ -75,7 +75,7 @@ func (s *Server) authed(h http.Handler) http.Handler {
 		// says nothing about the text itself; the comparison that accepts
 		// it is constant-time.
 		sum := sha256.Sum256([]byte(text))
-		t, err := s.st.LookupToken(r.Context(), sum)
+		t, err := s.lookupToken(r.Context(), sum)
 		if errors.Is(err, store.ErrNotFound) || err == nil && subtle.ConstantTimeCompare(t.Hash[:], sum[:]) != 1 {
 			unauthorized("unknown token; make one with 'airlock serve token create' against this daemon's database")
 			return
@@ -213,4 +213,37 @@ func walkValue(dec *json.Decoder) error {
 		}
 	}
 	return nil
+}
+
+// tokenCacheTTL is how long a token found in the Store is trusted without
+// looking again.
+const tokenCacheTTL = time.Minute
+
+type tokenEntry struct {
+	t    store.Token
+	seen time.Time
+}
+
+// lookupToken finds a token by its hash, from a cache of tokens found in
+// the last minute (unknown hashes are never cached, so a new token works
+// at once).
+func (s *Server) lookupToken(ctx context.Context, sum [32]byte) (store.Token, error) {
+	now := time.Now()
+	s.tokMu.Lock()
+	e, ok := s.tokens[sum]
+	s.tokMu.Unlock()
+	if ok && now.Sub(e.seen) < tokenCacheTTL {
+		return e.t, nil
+	}
+	t, err := s.st.LookupToken(ctx, sum)
+	if err != nil {
+		return t, err
+	}
+	s.tokMu.Lock()
+	if s.tokens == nil || len(s.tokens) > 1000 {
+		s.tokens = map[[32]byte]tokenEntry{}
+	}
+	s.tokens[sum] = tokenEntry{t: t, seen: now}
+	s.tokMu.Unlock()
+	return t, nil
 }

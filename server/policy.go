@@ -12,6 +12,7 @@ import (
 
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/rules"
+	"github.com/airlockhq/airlock/server/store"
 )
 
 // policyCache keeps each workspace's loaded policy while the files it came
@@ -19,8 +20,18 @@ import (
 // rule file. An entry is also dropped after policyMaxAge, for whatever
 // the Policy function reads that the stamp does not cover.
 type policyCache struct {
-	mu sync.Mutex
-	m  map[string]policyEntry
+	mu    sync.Mutex
+	m     map[string]policyEntry
+	saved map[string]savedEntry
+}
+
+// savedEntry is a workspace's rules from the Store, read at most once per
+// poll interval: a rule another replica saved applies here within one
+// interval, as its answer does; one this process saved applies at once
+// (forget drops the entry).
+type savedEntry struct {
+	read  time.Time
+	rules []store.Rule
 }
 
 type policyEntry struct {
@@ -39,7 +50,7 @@ func (s *Server) policy(ctx context.Context, ws string) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	saved, err := s.st.Rules(ctx, ws, s.now())
+	saved, err := s.savedRules(ctx, ws)
 	if err != nil {
 		return Policy{}, fmt.Errorf("the rules saved in the database: %w", err)
 	}
@@ -98,7 +109,29 @@ func (s *Server) filePolicy(ws string) (Policy, error) {
 func (s *Server) forget(ws string) {
 	s.policies.mu.Lock()
 	delete(s.policies.m, ws)
+	delete(s.policies.saved, ws)
 	s.policies.mu.Unlock()
+}
+
+func (s *Server) savedRules(ctx context.Context, ws string) ([]store.Rule, error) {
+	now := time.Now()
+	s.policies.mu.Lock()
+	e, ok := s.policies.saved[ws]
+	s.policies.mu.Unlock()
+	if ok && now.Sub(e.read) < s.cfg.PollInterval {
+		return e.rules, nil
+	}
+	rs, err := s.st.Rules(ctx, ws, s.now())
+	if err != nil {
+		return nil, err
+	}
+	s.policies.mu.Lock()
+	if s.policies.saved == nil || len(s.policies.saved) > 1000 {
+		s.policies.saved = map[string]savedEntry{}
+	}
+	s.policies.saved[ws] = savedEntry{read: now, rules: rs}
+	s.policies.mu.Unlock()
+	return rs, nil
 }
 
 // policyStamp identifies the state of the files ws's policy is read from:

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -67,6 +68,11 @@ type Config struct {
 	PollInterval time.Duration
 	// Log receives what goes wrong outside a request; nil discards.
 	Log *slog.Logger
+	// LoopbackHosts refuses requests whose Host header is not localhost
+	// or a loopback address: a daemon that listens on loopback only is
+	// then out of reach of a web page that rebinds its own name to
+	// 127.0.0.1 (DNS rebinding) and so passes for same-origin.
+	LoopbackHosts bool
 }
 
 // Server is the daemon's http.Handler. Close stops its expiry loop.
@@ -86,6 +92,8 @@ type Server struct {
 	answerMu sync.Mutex
 
 	policies policyCache
+	tokMu    sync.Mutex
+	tokens   map[[32]byte]tokenEntry
 
 	stop chan struct{}
 	done chan struct{}
@@ -216,6 +224,10 @@ func (s *Server) routes() {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
+	if s.cfg.LoopbackHosts && !loopbackHost(r.Host) {
+		writeError(w, http.StatusForbidden, "cross_origin", "the Host header names neither localhost nor a loopback address; this daemon answers only to its loopback address")
+		return
+	}
 	if r.Method != "GET" && r.Method != "HEAD" && crossOrigin(r) {
 		writeError(w, http.StatusForbidden, "cross_origin", "a state change from another origin is refused; send it from the daemon's own page or without an Origin header")
 		return
@@ -236,6 +248,20 @@ func crossOrigin(r *http.Request) bool {
 	}
 	o := origins[0]
 	return o != "http://"+r.Host && o != "https://"+r.Host
+}
+
+// loopbackHost reports whether host (with or without a port) is
+// localhost or a loopback IP literal.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (s *Server) only(method string, h http.HandlerFunc) http.HandlerFunc {

@@ -119,7 +119,7 @@ func (s *Server) buildView(c tool.Call, req gate.Request, prof gate.ProfileAcces
 		if path != "" && !filepath.IsAbs(path) {
 			path = filepath.Join(c.Workspace, path)
 		}
-		old, _ := s.readForDiff(c.Workspace, path, prof)
+		old, readable := s.readForDiff(c.Workspace, path, prof)
 		var edits []edit
 		switch c.Tool {
 		case "Write":
@@ -133,6 +133,15 @@ func (s *Server) buildView(c tool.Call, req gate.Request, prof gate.ProfileAcces
 		newText := in.Content
 		if c.Tool != "Write" {
 			newText = applyEdits(old, edits)
+			if !readable {
+				// Without the file, show the replacements themselves.
+				var o, n strings.Builder
+				for _, e := range edits {
+					o.WriteString(withNewline(e.old))
+					n.WriteString(withNewline(e.new))
+				}
+				old, newText = o.String(), n.String()
+			}
 		}
 		v.Diff = unifiedDiff(path, old, newText)
 		v.Summary = c.Tool + " " + in.FilePath
@@ -280,4 +289,11 @@ func splitLines(s string) []string {
 		lines = lines[:len(lines)-1]
 	}
 	return lines
+}
+
+func withNewline(s string) string {
+	if s == "" || strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
 }

@@ -100,7 +100,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		defer cat.Close()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	srv, err := server.New(server.Config{Store: st, Policy: servePolicy, Catalog: cat, ApprovalTTL: *ttl, Log: log})
+	srv, err := server.New(server.Config{Store: st, Policy: servePolicy, Catalog: cat, ApprovalTTL: *ttl, Log: log,
+		LoopbackHosts: !*remote})
 	if err != nil {
 		return fail(err)
 	}
@@ -109,7 +110,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		srv.Close()
 		return fail(fmt.Errorf("listen on %s: %w", *addr, err))
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second,
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	fmt.Fprintf(stderr, "airlock serve: listening on http://%s (database %s)\n", ln.Addr(), describeDSN(*dsn))
 	served := make(chan error, 1)

@@ -41,7 +41,7 @@ func (s *Store) LookupToken(ctx context.Context, hash [32]byte) (store.Token, er
 	var t store.Token
 	var h []byte
 	var created int64
-	err := s.r.QueryRowContext(ctx, `SELECT id, name, hash, created_at FROM tokens WHERE hash = ?`, hash[:]).
+	err := s.queryRow(ctx, `SELECT id, name, hash, created_at FROM tokens WHERE hash = ?`, hash[:]).
 		Scan(&t.ID, &t.Name, &h, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Token{}, store.ErrNotFound
@@ -109,7 +109,14 @@ func boolInt(b bool) int {
 }
 
 func (s *Store) Approval(ctx context.Context, id string) (store.Approval, error) {
-	return getApproval(ctx, s.r, id)
+	a, err := scanApproval(s.queryRow(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Approval{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Approval{}, fmt.Errorf("sqlite: approval: %w", err)
+	}
+	return a, nil
 }
 
 type querier interface {
@@ -128,7 +135,7 @@ func getApproval(ctx context.Context, q querier, id string) (store.Approval, err
 }
 
 func (s *Store) queryApprovals(ctx context.Context, q string, args ...any) ([]store.Approval, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: approvals: %w", err)
 	}
@@ -199,7 +206,7 @@ func (s *Store) ExpireApprovals(ctx context.Context, now time.Time) ([]store.App
 	// Most calls find nothing: look with a read first, so the write lock
 	// is taken only when something expires.
 	var n int
-	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM approvals WHERE state = 'pending' AND expires_at <= ?`, ns(now)).Scan(&n); err != nil {
+	if err := s.queryRow(ctx, `SELECT count(*) FROM approvals WHERE state = 'pending' AND expires_at <= ?`, ns(now)).Scan(&n); err != nil {
 		return nil, fmt.Errorf("sqlite: expire: %w", err)
 	}
 	if n == 0 {
@@ -259,7 +266,7 @@ func (s *Store) UseAnswer(ctx context.Context, id string) error {
 }
 
 func (s *Store) Rules(ctx context.Context, workspace string, now time.Time) ([]store.Rule, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT workspace, effect, text, expires, created_at, approval FROM rules
+	rows, err := s.query(ctx, `SELECT workspace, effect, text, expires, created_at, approval FROM rules
 		WHERE workspace = ? AND (expires = 0 OR expires > ?) ORDER BY id`, workspace, ns(now))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: rules: %w", err)
@@ -285,7 +292,7 @@ func (s *Store) Events(ctx context.Context, after int64, limit int) ([]store.Eve
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: events: %w", err)
 	}

@@ -42,7 +42,7 @@ func (s *Store) Spend(ctx context.Context, mac [32]byte, expires time.Time) erro
 
 func (s *Store) GrantKey(ctx context.Context, create func() ([]byte, error)) ([]byte, error) {
 	var key []byte
-	err := s.r.QueryRowContext(ctx, `SELECT key FROM grant_key WHERE id = 1`).Scan(&key)
+	err := s.queryRow(ctx, `SELECT key FROM grant_key WHERE id = 1`).Scan(&key)
 	if err == nil {
 		return key, nil
 	}
@@ -104,7 +104,7 @@ func (s *Store) Audit(ctx context.Context, f store.AuditFilter) ([]audit.Event, 
 	}
 	q += ` ORDER BY seq LIMIT ?`
 	args = append(args, limit)
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: audit: %w", err)
 	}

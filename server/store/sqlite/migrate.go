@@ -111,6 +111,6 @@ func (s *Store) migrate(ctx context.Context) error {
 // SchemaVersion returns the database's schema version.
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	err := s.r.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	err := s.queryRow(ctx, `SELECT version FROM schema_version`).Scan(&v)
 	return v, err
 }

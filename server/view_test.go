@@ -1,0 +1,67 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// view opens an approval for a call and returns its view.
+func (r *rig) view(toolName, input string) View {
+	r.t.Helper()
+	d := r.decide(`{"tool":"` + toolName + `","input":` + input + `,"workspace":"` + r.ws + `"}`)
+	if d.Decision != "ask" {
+		r.t.Fatalf("%s %s: %+v", toolName, input, d)
+	}
+	var a Approval
+	r.must(200, "GET", "/v1/approvals/"+d.ApprovalID, "", &a)
+	var v View
+	if err := json.Unmarshal(a.View, &v); err != nil {
+		r.t.Fatal(err)
+	}
+	return v
+}
+
+func TestViews(t *testing.T) {
+	r := newRig(t)
+	f := r.ws + "/notes.txt"
+	if err := os.WriteFile(f, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) }
+	v := r.view("Edit", in(map[string]any{"file_path": f, "old_string": "two", "new_string": "2"}))
+	want := "--- a" + f + "\n+++ b" + f + "\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+	if v.Diff != want || v.Summary != "Edit "+f {
+		t.Fatalf("edit view:\n%s\nwant\n%s", v.Diff, want)
+	}
+	v = r.view("Write", in(map[string]any{"file_path": r.ws + "/new.txt", "content": "hello\n"}))
+	if !strings.Contains(v.Diff, "@@ -0,0 +1 @@\n+hello\n") {
+		t.Fatalf("write view: %q", v.Diff)
+	}
+	v = r.view("MultiEdit", in(map[string]any{"file_path": f, "edits": []map[string]any{{"old_string": "one", "new_string": "1"}, {"old_string": "three", "new_string": "3"}}}))
+	if !strings.Contains(v.Diff, "-one\n-two\n-three\n+1\n+two\n+3\n") {
+		t.Fatalf("multiedit view: %q", v.Diff)
+	}
+	v = r.view("Bash", in(map[string]any{"command": "curl -s https://example.com/x && git push origin main"}))
+	if len(v.Network) != 1 || v.Network[0] != "example.com:443" || len(v.Command.Parts) != 2 {
+		t.Fatalf("network view: %+v", v)
+	}
+	// A file outside the workspace is never read into a view.
+	outside := t.TempDir() + "/private"
+	if err := os.WriteFile(outside, []byte("s3cret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v = r.view("Edit", in(map[string]any{"file_path": outside, "old_string": "s3", "new_string": "x"}))
+	if strings.Contains(v.Diff, "cret") || !strings.Contains(v.Diff, "-s3\n+x\n") {
+		t.Fatalf("a file outside the workspace was read into the view (or the edit is not shown): %q", v.Diff)
+	}
+	// Nor through a symlink in the workspace.
+	if err := os.Symlink(outside, r.ws+"/link"); err != nil {
+		t.Fatal(err)
+	}
+	v = r.view("Write", in(map[string]any{"file_path": r.ws + "/link", "content": "x\n"}))
+	if strings.Contains(v.Diff, "s3cret") {
+		t.Fatalf("a file outside the workspace was read through a symlink: %q", v.Diff)
+	}
+}
