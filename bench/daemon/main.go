@@ -91,8 +91,8 @@ func run(pgDSN, levelList, mixList string, dur, warm time.Duration, maxReq int) 
 		dbs = append(dbs, struct{ name, dsn string }{"PostgreSQL", schemaDSN})
 	}
 
-	fmt.Println("| database | mix | clients | requests | decisions/s | p50 ms | p99 ms | max ms | errors |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| database | mix | clients | requests | decisions/s | p50 ms | p99 ms | max ms | errors | daemon CPU µs/decision |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, db := range dbs {
 		token, err := daemontest.CreateToken(bin, db.dsn, env)
 		if err != nil {
@@ -104,9 +104,9 @@ func run(pgDSN, levelList, mixList string, dur, warm time.Duration, maxReq int) 
 		}
 		for _, mix := range mixes {
 			for _, n := range levels {
-				r := level(d.URL, token, ws, mix, n, dur, warm, maxReq)
-				fmt.Printf("| %s | %s | %d | %d | %.0f | %.2f | %.2f | %.2f | %d |\n",
-					db.name, mix, n, r.count, r.rate, ms(r.p50), ms(r.p99), ms(r.max), r.errors)
+				r := level(d.URL, token, ws, mix, n, dur, warm, maxReq, d.Pid())
+				fmt.Printf("| %s | %s | %d | %d | %.0f | %.2f | %.2f | %.2f | %d | %.0f |\n",
+					db.name, mix, n, r.count, r.rate, ms(r.p50), ms(r.p99), ms(r.max), r.errors, r.cpuPer)
 			}
 		}
 		if err := d.Stop(); err != nil {
@@ -122,12 +122,13 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 type result struct {
 	count, errors int
 	rate          float64
+	cpuPer        float64 // the daemon's CPU time per measured decision, µs
 	p50, p99, max time.Duration
 	firstErr      error
 }
 
 // level runs n clients for warm+dur and measures the last dur.
-func level(base, token, ws, mix string, n int, dur, warm time.Duration, maxReq int) result {
+func level(base, token, ws, mix string, n int, dur, warm time.Duration, maxReq, pid int) result {
 	tr := &http.Transport{MaxIdleConns: n, MaxIdleConnsPerHost: n, MaxConnsPerHost: n}
 	defer tr.CloseIdleConnections()
 	c := &daemontest.Client{URL: base, Token: token, HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
@@ -188,9 +189,11 @@ func level(base, token, ws, mix string, n int, dur, warm time.Duration, maxReq i
 	time.Sleep(warm)
 	measuring.Store(true)
 	start := time.Now()
+	cpu0 := cpuTime(pid)
 	time.Sleep(dur)
 	stop.Store(true)
 	elapsed := time.Since(start)
+	cpu := cpuTime(pid) - cpu0
 	wg.Wait()
 	if firstErr != nil {
 		fmt.Fprintf(os.Stderr, "%s, %d clients: %d errors, the first: %v\n", mix, n, errs, firstErr)
@@ -199,6 +202,7 @@ func level(base, token, ws, mix string, n int, dur, warm time.Duration, maxReq i
 	r := result{count: len(lat), errors: errs, firstErr: firstErr}
 	if len(lat) > 0 {
 		r.rate = float64(len(lat)) / elapsed.Seconds()
+		r.cpuPer = float64(cpu.Microseconds()) / float64(len(lat))
 		r.p50 = lat[len(lat)/2]
 		r.p99 = lat[min(len(lat)-1, len(lat)*99/100)]
 		r.max = lat[len(lat)-1]
@@ -238,6 +242,25 @@ func randomHex() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// cpuTime is the user+system CPU time process pid has used, from
+// /proc/PID/stat (in clock ticks of 1/100 s, USER_HZ on Linux).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// spaces: state is field 3, utime 14, stime 15.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 func loadavg() string {
