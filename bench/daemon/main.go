@@ -47,14 +47,15 @@ func main() {
 	dur := flag.Duration("duration", 10*time.Second, "how long each level is measured")
 	warm := flag.Duration("warmup", 2*time.Second, "how long each level runs before it is measured")
 	maxReq := flag.Int("max", 200000, "at most this many requests per level")
+	bin := flag.String("airlock", "", "run this airlock `binary` instead of building one")
 	flag.Parse()
-	if err := run(*pg, *levels, *mixes, *dur, *warm, *maxReq); err != nil {
+	if err := run(*bin, *pg, *levels, *mixes, *dur, *warm, *maxReq); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/daemon:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pgDSN, levelList, mixList string, dur, warm time.Duration, maxReq int) error {
+func run(bin, pgDSN, levelList, mixList string, dur, warm time.Duration, maxReq int) error {
 	var levels []int
 	for _, f := range strings.Split(levelList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -69,10 +70,11 @@ func run(pgDSN, levelList, mixList string, dur, warm time.Duration, maxReq int) 
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Fprintln(os.Stderr, "building airlock...")
-	bin, err := daemontest.Build(dir)
-	if err != nil {
-		return err
+	if bin == "" {
+		fmt.Fprintln(os.Stderr, "building airlock...")
+		if bin, err = daemontest.Build(dir); err != nil {
+			return err
+		}
 	}
 	env := daemontest.Env(dir)
 	ws, err := daemontest.Workspace(dir, "echo hello")
