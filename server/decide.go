@@ -221,8 +221,15 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	pol, err := s.policy(r.Context(), c.Workspace)
 	if err != nil {
 		// A workspace whose rules or profile do not load decides nothing.
-		writeJSON(w, http.StatusOK, decideResponse{Decision: "deny",
-			Reason: "the workspace's rules or profile do not load, so nothing is allowed: " + err.Error()})
+		resp := decideResponse{Decision: string(rules.Deny),
+			Reason: "the workspace's rules or profile do not load, so nothing is allowed: " + err.Error()}
+		ev := audit.Event{Time: s.now(), Type: audit.TypeDecision, Tool: c.Tool, Decision: resp.Decision,
+			Reason: resp.Reason, Layer: gate.LayerTool, SessionID: c.Identity.Session,
+			Detail: map[string]any{"identity": c.Identity, "workspace": c.Workspace}}
+		if err := s.st.AppendAudit(context.WithoutCancel(r.Context()), ev); err != nil {
+			s.log.Error("recording a denial", "err", err)
+		}
+		writeJSON(w, http.StatusOK, resp)
 		return
 	}
 	ap := &approver{s: s, c: c, profile: pol.Profile}

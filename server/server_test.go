@@ -465,3 +465,22 @@ func TestLastSeq(t *testing.T) {
 		}
 	}
 }
+
+func TestBrokenPolicyDenies(t *testing.T) {
+	r := newRig(t)
+	if err := os.MkdirAll(r.ws+"/.airlock", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.ws+"/.airlock/policy.toml", []byte("[[rule]]\neffect = \"allow\"\nmatch = \"Bash(ls\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := r.decide(r.bash("ls"))
+	if d.Decision != "deny" || !strings.Contains(d.Reason, "do not load") {
+		t.Fatalf("broken policy: %+v", d)
+	}
+	var au struct{ Events []map[string]any }
+	r.must(200, "GET", "/v1/audit?decision=deny", "", &au)
+	if len(au.Events) != 1 {
+		t.Fatalf("the denial is not in the audit log: %+v", au)
+	}
+}
