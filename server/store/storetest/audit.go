@@ -1,13 +1,16 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/grant"
 	"github.com/airlockhq/airlock/server/store"
 )
 
@@ -224,5 +227,31 @@ func testEventsPoller(t *testing.T, s store.Store) {
 				t.Errorf("the poller saw %s's opened event %d times, want 1", id, seen[id])
 			}
 		}
+	}
+}
+
+// testAuditRedactsGrants: like the JSONL log, a store never holds a grant
+// token's text, wherever in the event it appears.
+func testAuditRedactsGrants(t *testing.T, s store.Store) {
+	iss := grant.NewRandomIssuer()
+	tok, err := iss.Issue(grant.Binding{ExecutionID: "e", Argv: []string{"true"}, Dir: "/", Profile: "p", Kind: "command.execute", Target: "true"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(tok)
+	e := audit.Event{Type: audit.TypeDecision, Reason: "grant " + text, Detail: map[string]any{"token": text}}
+	if err := s.AppendAudit(ctx(t), e); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.Audit(ctx(t), store.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 {
+		t.Fatalf("got %d events, want 1", len(evs))
+	}
+	got, _ := json.Marshal(evs[0])
+	if strings.Contains(string(got), text) || !strings.Contains(evs[0].Reason, grant.Redacted) {
+		t.Errorf("stored event = %s, want the token redacted", got)
 	}
 }

@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"GrantKeyCreateFails", testGrantKeyCreateFails},
 		{"AuditAppendAndFilter", testAudit},
 		{"ConcurrentAuditAppends", testConcurrentAudit},
+		{"AuditRedactsGrants", testAuditRedactsGrants},
 		{"EventsInOrder", testEvents},
 		{"EventsPollerMissesNothing", testEventsPoller},
 	}
