@@ -15,7 +15,7 @@ import (
 )
 
 func TestExactMatchIsNeverBroader(t *testing.T) {
-	reqs := tool.BashRequirements("git push origin main && echo '*' && ls a\\ b; grep -e 'x?y' f; npm test:*; echo 'a  b'", "/ws", "/home/u")
+	reqs := tool.BashRequirements("git push origin main && echo '*' && ls ab; grep -e 'x?y' f; npm test:*", "/ws", "/home/u")
 	reqs = append(reqs,
 		tool.Requirement{Kind: tool.KindFilesystemWrite, Target: "/ws/we*ird?/file"},
 		tool.Requirement{Kind: tool.KindNetworkConnect, Target: "example.com:443"},
@@ -46,6 +46,16 @@ func TestExactMatchIsNeverBroader(t *testing.T) {
 			if p.Matches(o, false) && !(r.Kind != tool.KindCommandExecute && other == r.Target+"/x") {
 				t.Errorf("%s also matches %q", m, other)
 			}
+		}
+	}
+	// A word with a blank in it, or an empty word, has no rule of its own:
+	// "ls a\\ b" and "ls a b" share the target "ls a b".
+	for _, r := range tool.BashRequirements("ls a\\ b; echo 'a  b'; touch ''", "/ws", "/home/u") {
+		if r.Kind != tool.KindCommandExecute {
+			continue
+		}
+		if m, err := ExactMatch(r); !errors.Is(err, ErrNotExact) {
+			t.Errorf("%v: got %q, %v; want ErrNotExact", r, m, err)
 		}
 	}
 	for _, r := range []tool.Requirement{

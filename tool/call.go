@@ -122,10 +122,29 @@ type Requirement struct {
 }
 
 // Exact reports whether the requirement's target is fully known: no Hole,
-// not unresolved, not unparsed. Only exact requirements can be allowed
-// without asking.
+// not unresolved, not unparsed, and for a command, words its target
+// spells without ambiguity. Only exact requirements can be saved as a rule
+// by an "always" answer.
 func (r Requirement) Exact() bool {
-	return r.Shape == "" && !r.Unresolved && !r.Unparsed && r.Invalid == ""
+	return r.Shape == "" && !r.Unresolved && !r.Unparsed && r.Invalid == "" && !r.ambiguousWords()
+}
+
+// ambiguousWords reports a command whose target does not say where its
+// words begin and end. The target joins the words with spaces, so
+// `rm "a b"` (one file) and `rm a b` (two) share the text "rm a b": a rule
+// saved from the first would allow the second. The same holds for an
+// empty word and for assignments before the command, which are not in
+// Argv. Such a command is approved once, never saved.
+func (r Requirement) ambiguousWords() bool {
+	if r.Kind != KindCommandExecute || r.Argv == nil {
+		return false
+	}
+	for _, w := range r.Argv {
+		if w == "" || strings.ContainsAny(w, " \t\n\v\f\r") {
+			return true
+		}
+	}
+	return r.Target != strings.Join(r.Argv, " ")
 }
 
 // MatchText is the text rules match against: Shape when the target has
