@@ -157,6 +157,18 @@ func TestRunFailsWhenCheckFails(t *testing.T) {
 	if code != 125 || !strings.Contains(stderr, "journal") {
 		t.Errorf("the next start ran past an unfinished check: exit %d\n%s", code, stderr)
 	}
+	// Scoped: a run in another workspace is not held up by it, and is
+	// told about it.
+	other := t.TempDir()
+	code, _, stderr = runCLIEnv(t, bin, cliEnv(home), "run", "--workspace", other, "--", "true")
+	if code != 0 || !strings.Contains(stderr, "could not finish") {
+		t.Errorf("a run in another workspace: exit %d (want 0 and a warning)\n%s", code, stderr)
+	}
+	// airlock doctor lists it.
+	code, stdout, _ := runCLIEnv(t, bin, cliEnv(home), "doctor", "--workspace", other)
+	if !strings.Contains(stdout, "pending run journal") || !strings.Contains(stdout, ws) {
+		t.Errorf("airlock doctor does not list the pending journal (exit %d):\n%s", code, stdout)
+	}
 }
 
 func runCLIEnv(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
