@@ -157,7 +157,7 @@ func (p *Process) closeGateway() []Denial {
 	var out []Denial
 	if b != nil {
 		b.close()
-		out = b.unix.takeDenials()
+		out = append(b.unix.takeDenials(), b.guard.takeDenials()...)
 	}
 	if gw == nil {
 		return out

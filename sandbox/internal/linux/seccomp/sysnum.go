@@ -138,3 +138,19 @@ func lookupSysnum(spec archSpec, name string) (nr uint32, ok bool) {
 	}
 	panic("seccomp: syscall " + name + " missing from the number table")
 }
+
+// Numbers maps the number of each named syscall that arch has to its
+// name, for a supervisor that answers the notifier's stops by name.
+func Numbers(arch string, names ...string) map[int32]string {
+	spec, ok := archs[arch]
+	if !ok {
+		return nil
+	}
+	out := map[int32]string{}
+	for _, name := range names {
+		if n, ok := lookupSysnum(spec, name); ok {
+			out[int32(n)] = name
+		}
+	}
+	return out
+}
