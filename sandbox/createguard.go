@@ -45,6 +45,10 @@ import (
 // Cost: a stopped call takes a round trip through the supervisor and the
 // proxy; opens without O_CREAT never stop (BenchmarkCreateGuard).
 
+// createGuardOff turns the guard off, for a benchmark only
+// (export_test.go).
+var createGuardOff bool
+
 // createGuard is one run's side of the guard proxy.
 type createGuard struct {
 	proxy int // SOCK_SEQPACKET to the proxy

@@ -65,8 +65,14 @@ func TestProtectedPaths(t *testing.T) {
 				t.Errorf("%s is on the host after the run", p)
 			}
 		}
-		if m, _ := filepath.Glob(filepath.Join(ws, "*.airlock-*")); len(m) != 0 || len(res.Denials) != 0 {
-			t.Errorf("left %v, denials %+v", m, res.Denials)
+		if m, _ := filepath.Glob(filepath.Join(ws, "*.airlock-*")); len(m) != 0 {
+			t.Errorf("left %v", m)
+		}
+		// The create guard refuses the names themselves (a denial each).
+		for _, d := range res.Denials {
+			if d.Target != ".vscode" && d.Target != ".mcp.json" {
+				t.Errorf("unexpected denial %+v", d)
+			}
 		}
 	})
 	t.Run("git init in a fresh workspace", func(t *testing.T) {
@@ -75,16 +81,15 @@ func TestProtectedPaths(t *testing.T) {
 		if err != nil || res.Status == sandbox.StatusSucceeded || !strings.Contains(string(res.Stderr), ".git") {
 			t.Errorf("git init at the top of a workspace without a repository did not fail naming .git: %v %s %s", err, res.Status, res.Stderr)
 		}
-		// A new repository beneath the top is made and kept.
-		res, err = ex2.Run(context.Background(), sandbox.Cmd{Args: []string{"sh", "-c", "git init -q sub && git -C sub -c user.name=a -c user.email=a@b.c commit -q --allow-empty -m one"}})
-		if err != nil || res.Status != sandbox.StatusSucceeded {
-			t.Fatalf("%v %+v", err, res)
+		// A new repository beneath the top is refused by the create
+		// guard (host git there would read its config during the run);
+		// one in the sandbox's own /tmp is made.
+		res, err = ex2.Run(context.Background(), sandbox.Cmd{Args: []string{"sh", "-c", "git init -q /tmp/r && git -C /tmp/r -c user.name=a -c user.email=a@b.c commit -q --allow-empty -m one && echo private-ok; git init -q sub"}})
+		if err != nil || !strings.Contains(string(res.Stdout), "private-ok") {
+			t.Fatalf("git init in the sandbox's /tmp failed: %v %s %s", err, res.Stdout, res.Stderr)
 		}
-		if len(res.Denials) != 0 {
-			t.Errorf("a plain git init was reported: %+v", res.Denials)
-		}
-		if out, err := exec.Command("git", "-C", filepath.Join(ws2, "sub"), "log", "--oneline").CombinedOutput(); err != nil || !strings.Contains(string(out), "one") {
-			t.Errorf("repository made in the run is not usable: %v %s", err, out)
+		if res.Status == sandbox.StatusSucceeded || sandboxtest.Exists(filepath.Join(ws2, "sub", ".git")) || len(res.Denials) == 0 {
+			t.Errorf("a nested git init in the workspace was not refused: %s %+v", res.Status, res.Denials)
 		}
 		if sandboxtest.Exists(filepath.Join(ws2, ".git")) {
 			t.Error("the .git placeholder is left after the run")
@@ -131,9 +136,9 @@ func TestProtectedHooksPath(t *testing.T) {
 				}
 			}
 			if c.hooksPath == "" {
-				matches, _ := filepath.Glob(dir + ".airlock-quarantine-*")
-				if len(matches) != 1 || len(res.Denials) == 0 {
-					t.Errorf("the hooks directory the run created was not moved aside: %v, denials %+v", matches, res.Denials)
+				// Absent at the start: the create guard refuses it.
+				if sandboxtest.Exists(dir) || len(res.Denials) == 0 {
+					t.Errorf("the run created the hooks directory: denials %+v", res.Denials)
 				}
 			}
 			// Positive control: the same script outside the sandbox writes

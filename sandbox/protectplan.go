@@ -161,7 +161,7 @@ func (p *Process) finishProtection() ([]Denial, error) {
 // that held it. nil when the guard cannot run or nothing is writable.
 func (p *Process) guardConfig() *linux.GuardConfig {
 	j := p.journal
-	if j == nil || !p.e.host.CreateGuard {
+	if j == nil || !p.e.host.CreateGuard || createGuardOff {
 		return nil
 	}
 	g := &linux.GuardConfig{}
