@@ -213,11 +213,11 @@ func TestAttackWorkspaceModeDuringRun(t *testing.T) {
 	os.Chmod(extra, beforeExtra)
 }
 
-// TestCreateGuardOrdinaryWork: what build tools and shells do keeps
+// TestAttackCreateGuardKeepsOrdinaryWork: what build tools and shells do keeps
 // working under the guard: files, directories, renames, links, fifos,
 // O_CREAT through a symlink to an ordinary name, redirections to
 // /dev/stdout and /dev/fd/N, a repository in the sandbox's own /tmp.
-func TestCreateGuardOrdinaryWork(t *testing.T) {
+func TestAttackCreateGuardKeepsOrdinaryWork(t *testing.T) {
 	sb, _ := attackTarget(t, nil)
 	ws := sb.Workspace
 	script := `set -e
