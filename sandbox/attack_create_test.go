@@ -266,7 +266,7 @@ for i in range(2000):
 		name  string
 		src   string
 		guard bool
-	}{{"create/guard", create, true}, {"create/no-guard", create, false}, {"open/guard", open, true}} {
+	}{{"create/guard", create, true}, {"create/no-guard", create, false}, {"open/guard", open, true}, {"open/no-guard", open, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			restore := sandbox.SetCreateGuardForTest(c.guard)
 			defer restore()

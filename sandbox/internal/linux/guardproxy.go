@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -78,9 +79,10 @@ type guardKey struct {
 }
 
 type guardProxy struct {
-	roots   map[[2]uint64]bool
-	absent  map[guardKey]bool
-	private map[uint64]bool
+	idle, receivers atomic.Int32
+	roots           map[[2]uint64]bool
+	absent          map[guardKey]bool
+	private         map[uint64]bool
 }
 
 // runGuardProxy is the proxy's main; it never returns.
@@ -111,10 +113,25 @@ func runGuardProxy() {
 	for _, d := range cfg.PrivateDevs {
 		p.private[d] = true
 	}
+	p.receive()
+}
+
+// maxReceivers bounds the proxy's concurrent calls: one blocked (an
+// open of a FIFO waits for its peer) must not stop the others.
+const maxReceivers = 64
+
+// receive reads requests and carries each out itself, so no goroutine
+// waits for another to be scheduled; when it takes the last idle
+// receiver's place, it starts another first.
+func (p *guardProxy) receive() {
 	buf := make([]byte, guardHeaderLen+2*GuardMaxPath+1)
 	oob := make([]byte, unix.CmsgSpace(3*4))
 	for {
+		p.idle.Add(1)
 		n, oobn, flags, _, err := unix.Recvmsg(guardProxyFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if p.idle.Add(-1) == 0 && p.receivers.Add(1) <= maxReceivers {
+			go p.receive()
+		}
 		if err == unix.EINTR {
 			continue
 		}
@@ -122,7 +139,7 @@ func runGuardProxy() {
 			os.Exit(0) // the supervisor is gone, or the run ends
 		}
 		fds := rightsOf(oob[:oobn])
-		req, err := UnmarshalGuardRequest(append([]byte(nil), buf[:n]...))
+		req, err := UnmarshalGuardRequest(buf[:n])
 		want := 1
 		if err == nil {
 			for _, bit := range []uint32{GuardHasDir1, GuardHasDir2} {
@@ -135,7 +152,7 @@ func runGuardProxy() {
 			closeFDs(fds)
 			continue
 		}
-		go p.serve(req, fds)
+		p.serve(req, fds)
 	}
 }
 
