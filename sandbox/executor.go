@@ -133,7 +133,7 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	// that cannot finish keeps runs out of its own trees only.
 	_, err := FinishInterruptedRuns()
 	trees := append([]string{p.Spec().Workspace}, p.Spec().Filesystem.Write...)
-	if block, _ := JournalsBlocking(err, trees...); block != nil {
+	if _, block := JournalsBlocking(err, trees...); block != nil {
 		return nil, block
 	}
 	h := ProbeHost()

@@ -247,7 +247,7 @@ func (e *JournalError) Concerns(trees ...string) bool {
 // keeps a run of the given trees from starting (its journals' runs wrote
 // there) and the journals of other workspaces, which it may report but
 // must not wait for. An error that is not a journal's blocks.
-func JournalsBlocking(err error, trees ...string) (blocking error, elsewhere []*JournalError) {
+func JournalsBlocking(err error, trees ...string) (elsewhere []*JournalError, blocking error) {
 	if err == nil {
 		return nil, nil
 	}
@@ -266,7 +266,7 @@ func JournalsBlocking(err error, trees ...string) (blocking error, elsewhere []*
 		}
 		block = append(block, e)
 	}
-	return errors.Join(block...), elsewhere
+	return elsewhere, errors.Join(block...)
 }
 
 // PendingJournal is a run journal left behind: a run still going (its

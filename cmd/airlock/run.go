@@ -71,7 +71,7 @@ Flags:
 	// A journal whose check cannot finish stops runs in its own
 	// workspace only, before that workspace's .airlock/ is read.
 	pf.beforeWorkspaceFile = func(ws string) error {
-		block, elsewhere := sandbox.JournalsBlocking(journalErr, ws)
+		elsewhere, block := sandbox.JournalsBlocking(journalErr, ws)
 		for _, je := range elsewhere {
 			fmt.Fprintf(stderr, "airlock: warning: the check of an earlier run in %s could not finish; look at it before running git there (airlock doctor lists it): %s\n", visible.Text(je.Workspace), visible.Text(je.Error()))
 		}
