@@ -99,8 +99,8 @@ func TestProtectedPaths(t *testing.T) {
 
 // TestProtectedHooksPath: a hooks directory the repository's config
 // names (core.hooksPath, as husky sets it) is protected like .git/hooks:
-// an existing hook cannot be changed nor a new one added, and one the run
-// creates where the directory did not exist is moved aside.
+// an existing hook cannot be changed nor a new one added, and where the
+// directory did not exist the run cannot create it (the create guard).
 func TestProtectedHooksPath(t *testing.T) {
 	for _, c := range []struct{ name, hooksPath, dir string }{
 		{"relative", ".husky/_", ".husky/_"},
