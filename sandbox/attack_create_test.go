@@ -294,3 +294,41 @@ for i in range(2000):
 		})
 	}
 }
+
+// TestAttackIncludeTarget: an include.path target absent at the start
+// cannot be made during the run, neither in place nor by moving the
+// directory that holds it away and making it again (a new directory has
+// a new inode, where a check by inode alone would see another place).
+func TestAttackIncludeTarget(t *testing.T) {
+	for _, tc := range []struct{ name, route string }{
+		{"in-place", `printf '[core]\n\tfsmonitor = %s\n' "$fsm" > conf/extra`},
+		{"moved-directory", `mv conf conf.old && mkdir conf; printf '[core]\n\tfsmonitor = %s\n' "$fsm" > conf/extra`},
+		{"renamed-over", `mkdir -p c2 && printf '[core]\n\tfsmonitor = %s\n' "$fsm" > c2/extra && rm -rf conf && mv c2 conf`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sandboxtest.PlantSecrets(t)
+			ws := sandboxtest.GitWorkspace(t)
+			must(t, os.Mkdir(filepath.Join(ws, "conf"), 0o755))
+			must(t, os.WriteFile(filepath.Join(ws, "conf", "keep"), []byte("x"), 0o644))
+			gitSetup(t, ws, "config", "include.path", "../conf/extra")
+			sb := sandboxtest.New(t, preset, ws, nil)
+			marker := filepath.Join(sandboxtest.OutsideDir(t), "ran")
+			r := sb.Start(t, sandboxtest.Probe{Args: sandboxtest.Sh(gitPrelude+tc.route+`; touch ready; sleep 30`, marker)})
+			waitReady(t, r, ws)
+			ran := hostGitRuns(marker, []string{ws})
+			r.Kill()
+			o := r.Wait()
+			if ran {
+				t.Errorf("ATTACK SUCCEEDED: host git during the run read the include the run made\n%s", o)
+			}
+			// Control: the route on the host.
+			os.Remove(filepath.Join(ws, "ready"))
+			os.RemoveAll(filepath.Join(ws, "conf.old"))
+			os.MkdirAll(filepath.Join(ws, "conf"), 0o755)
+			sb.Host(t, sandboxtest.Probe{Args: sandboxtest.Sh(gitPrelude+tc.route, marker)})
+			if !hostGitRuns(marker, []string{ws}) {
+				t.Fatalf("positive control failed: the include written on the host did not run: %s", gitRun(ws, "status"))
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -173,6 +174,11 @@ func (p *Process) guardConfig() *linux.GuardConfig {
 			continue
 		}
 		g.Absent = append(g.Absent, linux.GuardName{Dir: st.Chain[len(st.Chain)-1], Name: filepath.Base(st.Rel)})
+		// The directories on the way, each in the one above it.
+		parts := strings.Split(st.Rel, "/")
+		for i := 1; i < len(st.Chain) && i < len(parts); i++ {
+			g.Held = append(g.Held, linux.GuardName{Dir: st.Chain[i-1], Name: parts[i-1]})
+		}
 	}
 	return g
 }

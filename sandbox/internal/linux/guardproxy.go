@@ -82,6 +82,7 @@ type guardProxy struct {
 	idle, receivers atomic.Int32
 	roots           map[[2]uint64]bool
 	absent          map[guardKey]bool
+	held            map[guardKey]bool
 	private         map[uint64]bool
 }
 
@@ -103,12 +104,15 @@ func runGuardProxy() {
 			os.Exit(ExitSetupFailed)
 		}
 	}
-	p := &guardProxy{roots: map[[2]uint64]bool{}, absent: map[guardKey]bool{}, private: map[uint64]bool{}}
+	p := &guardProxy{roots: map[[2]uint64]bool{}, absent: map[guardKey]bool{}, held: map[guardKey]bool{}, private: map[uint64]bool{}}
 	for _, r := range cfg.Roots {
 		p.roots[r] = true
 	}
 	for _, a := range cfg.Absent {
 		p.absent[guardKey{a.Dir[0], a.Dir[1], a.Name}] = true
+	}
+	for _, h := range cfg.Held {
+		p.held[guardKey{h.Dir[0], h.Dir[1], h.Name}] = true
 	}
 	for _, d := range cfg.PrivateDevs {
 		p.private[d] = true
@@ -235,6 +239,14 @@ func (w *walker) do(r *GuardRequest, dir1, dir2 int) (GuardAnswer, int) {
 	if w.p.refused(parent, name) {
 		return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: newPath}, -1
 	}
+	if held, exists := w.p.isHeld(parent, name); held {
+		// What the kernel answers for an existing name, without asking
+		// it: a second thread could remove the name in between.
+		if exists && r.Op != GuardRename {
+			return GuardAnswer{Errno: int32(unix.EEXIST)}, -1
+		}
+		return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: newPath}, -1
+	}
 	var err error
 	switch r.Op {
 	case GuardMkdir:
@@ -286,6 +298,15 @@ func (w *walker) open(dir int, path []byte, flags int, mode uint32) (GuardAnswer
 		}
 		if w.p.refused(parent, name) {
 			return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: path}, -1
+		}
+		if held, exists := w.p.isHeld(parent, name); held {
+			switch {
+			case !exists:
+				return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: path}, -1
+			case flags&unix.O_EXCL != 0:
+				return GuardAnswer{Errno: int32(unix.EEXIST)}, -1
+			}
+			flags &^= unix.O_CREAT // it exists: open it, never make it
 		}
 		fd, err := unix.Openat(parent, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 		if err != unix.ELOOP || flags&(unix.O_NOFOLLOW|unix.O_EXCL) != 0 {
@@ -486,6 +507,18 @@ func (p *guardProxy) refused(parent int, name string) bool {
 		return true
 	}
 	return p.absent[guardKey{st.Dev, st.Ino, n}]
+}
+
+// isHeld reports whether name in parent is a held directory's place
+// (GuardConfig.Held), and whether something is there now.
+func (p *guardProxy) isHeld(parent int, name string) (held, exists bool) {
+	n := strings.TrimRight(name, "/")
+	var st unix.Stat_t
+	if len(p.held) == 0 || unix.Fstat(parent, &st) != nil || !p.held[guardKey{st.Dev, st.Ino, n}] {
+		return false, false
+	}
+	var s unix.Stat_t
+	return true, unix.Fstatat(parent, n, &s, unix.AT_SYMLINK_NOFOLLOW) == nil
 }
 
 func components(path string) []string {

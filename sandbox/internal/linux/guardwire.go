@@ -23,6 +23,11 @@ type GuardConfig struct {
 	// that did (a repository's missing hooks directory, an include
 	// target), which no call may create.
 	Absent []GuardName `json:"absent,omitempty"`
+	// Held are the directories that existed at the start on the way from
+	// a writable tree to an Absent name: each may not be made again once
+	// gone, nor replaced by a rename (a new include/ would take the
+	// absent include target with it).
+	Held []GuardName `json:"held,omitempty"`
 	// PrivateDevs are the filesystems only the sandbox sees (its scratch
 	// tmpfs behind HOME, /tmp and /dev/shm, its /dev): a .git there is
 	// invisible to the host, so it may be made.
