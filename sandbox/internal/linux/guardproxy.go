@@ -35,7 +35,12 @@ import (
 // Its surface is one socket only the supervisor writes to, a fixed
 // request header (guardwire.go) it checks before anything, and
 // descriptors the supervisor took from the caller. It is not dumpable,
-// so the command cannot take its descriptors or write its memory.
+// so the command cannot take its descriptors or write its memory. It has
+// no filter of its own beyond the command's (the main filter, the exec
+// guard): an allowlist would have to follow the Go runtime's own calls,
+// and what it could add (no exec, no sockets) guards against a
+// compromise of this process that its input, bytes the supervisor
+// checked, gives no way to.
 
 // GuardProxyArg0 is argv[0] of the guard proxy, the same binary as the
 // helper; the init hook in stage2.go recognises it.
