@@ -137,12 +137,14 @@ func (b *connectBroker) answerCreate(n *seccompNotif) {
 		return
 	}
 	req, dirs, errno := b.guardRequest(n, shape)
-	defer closeAll(dirs)
 	if errno != 0 {
+		closeAll(dirs)
 		b.reply(n, errno)
 		return
 	}
 	ans, fd, err := b.guard.call(req, dirs, b.stop)
+	// Closed before the caller goes on, like the proxy's copies.
+	closeAll(dirs)
 	if err != nil {
 		b.guard.deny("(create guard)", "the guard proxy is gone: "+err.Error()+"; the call was refused")
 		b.reply(n, unix.EIO)
@@ -161,16 +163,23 @@ func (b *connectBroker) answerCreate(n *seccompNotif) {
 		b.reply(n, unix.Errno(ans.Errno))
 		return
 	}
-	defer unix.Close(fd)
 	var fdFlags uint32
 	if req.Flags&unix.O_CLOEXEC != 0 {
 		fdFlags = unix.O_CLOEXEC
 	}
-	add := seccompNotifAddfd{id: n.id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd), newfdFlags: fdFlags}
-	if b.ioctl(unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add)) == nil {
-		return // the kernel answered the call with the new descriptor
+	// The file goes in first and the answer after, so that this copy is
+	// closed before the caller goes on (ADDFD_FLAG_SEND would answer at
+	// once). A caller killed in between leaves the descriptor to its
+	// dying process.
+	add := seccompNotifAddfd{id: n.id, srcfd: uint32(fd), newfdFlags: fdFlags}
+	newfd, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(b.listener), uintptr(unix.SECCOMP_IOCTL_NOTIF_ADDFD), uintptr(unsafe.Pointer(&add)))
+	unix.Close(fd)
+	if errno != 0 {
+		b.reply(n, unix.EMFILE)
+		return
 	}
-	b.reply(n, unix.EMFILE)
+	resp := seccompNotifResp{id: n.id, val: int64(newfd)}
+	b.ioctl(unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 }
 
 func refusalReason(op uint32) string {
@@ -369,6 +378,21 @@ func (g *createGuard) call(req *linux.GuardRequest, dirs []int, stop int) (linux
 	} else if req.Op == linux.GuardOpen && ans.Errno == 0 && !ans.Refused {
 		return linux.GuardAnswer{}, -1, errors.New("an open answered without a descriptor")
 	}
+	// The proxy closes its end once it has closed every copy of the
+	// caller's files it held: only then may the caller go on (exec of a
+	// file it just wrote must not meet ETXTBSY).
+	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, -1); errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if fds[1].Revents != 0 {
+			break
+		}
+		if n, _, _, _, err := unix.Recvmsg(pair[0], buf, nil, 0); n == 0 || (err != nil && !errors.Is(err, unix.EINTR)) {
+			break
+		}
+	}
 	return ans, fd, nil
 }
 
@@ -418,8 +442,8 @@ func (g *createGuard) close() {
 }
 
 // probeCreateGuard reports whether the create guard can run: the connect
-// notifier's needs, and SECCOMP_ADDFD_FLAG_SEND (Linux 5.14), which hands
-// an opened file to the caller as the answer of its open.
+// notifier's needs, and SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9; 5.14 is
+// asked for, the first with the whole of it, ADDFD_FLAG_SEND included).
 func probeCreateGuard(unixGuard bool, unixReason, release string) (bool, string) {
 	if !unixGuard {
 		return false, unixReason

@@ -153,19 +153,23 @@ func TestProtectedHooksPath(t *testing.T) {
 	}
 }
 
-// TestReportProtectedPaths: the Report says protected paths are only
-// degraded (absent names can be created during the run), so the level
-// of a run with a writable workspace is never full; a read-only
-// workspace without write paths does not apply it.
+// TestReportProtectedPaths: the Report says protected paths are
+// enforced where the create guard runs, and degraded with its reason
+// (absent names can be created during the run) where it cannot, so the
+// level of such a run is never full; a read-only workspace without write
+// paths does not apply it.
 func TestReportProtectedPaths(t *testing.T) {
 	ex, _ := newExecutor(t, nil)
 	r := ex.Report()
 	st := r.Status(profile.ProtectedPaths)
-	if st.Status != sandbox.Degraded || st.Reason == "" {
-		t.Errorf("protected-paths: %+v; want degraded with a reason", st)
+	switch {
+	case r.Host.CreateGuard && (st.Status != sandbox.Enforced || !strings.Contains(st.Mechanism, "create guard")):
+		t.Errorf("protected-paths with the create guard: %+v; want enforced", st)
+	case !r.Host.CreateGuard && (st.Status != sandbox.Degraded || !strings.Contains(st.Reason, r.Host.CreateGuardReason)):
+		t.Errorf("protected-paths without the create guard: %+v; want degraded naming why", st)
 	}
-	if r.Level == sandbox.LevelFull {
-		t.Errorf("level full with protected paths degraded:\n%s", r)
+	if st.Status != sandbox.Enforced && r.Level == sandbox.LevelFull {
+		t.Errorf("level full with protected paths %s:\n%s", st.Status, r)
 	}
 	ro, _ := newExecutor(t, func(s *profile.Spec) { s.ReadOnlyWorkspace = true })
 	if st := ro.Report().Status(profile.ProtectedPaths); st.Status != sandbox.NotApplied {

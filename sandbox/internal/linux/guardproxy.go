@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -187,7 +188,13 @@ func closeFDs(fds []int) {
 
 // serve carries out one request and answers on its own socket.
 func (p *guardProxy) serve(r *GuardRequest, fds []int) {
-	defer closeFDs(fds)
+	// The reply socket closes last: its end tells the supervisor this
+	// process holds nothing of the caller's any more (a copy of a file
+	// open for writing would make the caller's exec of it ETXTBSY).
+	defer func() {
+		closeFDs(fds[1:])
+		unix.Close(fds[0])
+	}()
 	reply, dir1, dir2 := fds[0], -1, -1
 	rest := fds[1:]
 	if r.Dirs&GuardHasDir1 != 0 {
@@ -367,10 +374,28 @@ func (w *walker) attr(r *GuardRequest, dir1 int) GuardAnswer {
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 		err = unix.EOPNOTSUPP // a symlink's mode cannot change
 	default:
-		err = unix.Chmod("/proc/self/fd/"+strconv.Itoa(obj), r.Mode)
+		err = chmodPath(obj, r.Mode)
 	}
 	return GuardAnswer{Errno: errnoOf(err)}
 }
+
+// chmodPath changes the mode of the inode the O_PATH descriptor obj
+// holds: fchmodat2 with AT_EMPTY_PATH (Linux 6.6), else through
+// /proc/self/fd, which a process that is not dumpable may follow only
+// as the namespace's root (an unprivileged run's chmod then fails with
+// EACCES on older kernels; it never reaches another inode).
+func chmodPath(obj int, mode uint32) error {
+	_, _, errno := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(obj), uintptr(unsafe.Pointer(&emptyPath[0])), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
+	if errno != unix.ENOSYS && errno != unix.EINVAL {
+		if errno == 0 {
+			return nil
+		}
+		return errno
+	}
+	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(obj), mode)
+}
+
+var emptyPath = [1]byte{0}
 
 // object opens (O_PATH) what path names, following a final symlink when
 // follow is set.
