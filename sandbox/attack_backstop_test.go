@@ -109,7 +109,7 @@ func TestAttackBackstopPermissions(t *testing.T) {
 		ws := sandboxtest.GitWorkspace(t)
 		gitSetup(t, ws, "init", "-q", "sub")
 		sb := sandboxtest.New(t, preset, ws, nil)
-		proc, err := sb.Executor.Prepare(t.Context(), sandbox.Cmd{Args: sandboxtest.Sh(`mv sub sub.old && mkdir -p sub/.git && chmod 000 sub`)})
+		proc, err := sb.Executor.Prepare(t.Context(), sandbox.Cmd{Args: sandboxtest.Sh(`chmod 000 sub`)})
 		must(t, err)
 		must(t, proc.Start())
 		res, err := proc.Wait()

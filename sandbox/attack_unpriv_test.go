@@ -49,7 +49,7 @@ func TestAttacksUnprivileged(t *testing.T) {
 	addr := sandboxtest.HostAddress(t)
 
 	cmd := exec.Command(setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups", "--",
-		test, "-test.run", "^TestAttack", "-test.v", "-test.count=1", "-test.timeout=5m")
+		test, "-test.run", "^TestAttack", "-test.v", "-test.count=1", "-test.timeout=15m")
 	cmd.Dir = tmp
 	cmd.Env = []string{
 		"PATH=" + sandboxtest.SystemPath,

@@ -65,6 +65,7 @@ type connectBroker struct {
 	gw        *egress.Gateway // nil without a network
 	brokerTCP bool            // connect allowed TCP destinations with host sockets
 	unix      *unixGuard
+	guard     *createGuard // nil without the create guard
 	timeout   time.Duration
 	sandboxNS unix.Stat_t // the sandbox's network namespace
 	wg        sync.WaitGroup
@@ -76,8 +77,8 @@ type connectBroker struct {
 // network namespace; gw is nil without a network, and brokerTCP says
 // whether the helper's Landlock domain refuses TCP connects, so that
 // host sockets may be handed over.
-func startConnectBroker(listener int, sandboxNS unix.Stat_t, gw *egress.Gateway, brokerTCP bool, g *unixGuard, timeout time.Duration) (*connectBroker, error) {
-	b := &connectBroker{listener: listener, stop: -1, gw: gw, brokerTCP: brokerTCP && gw != nil, unix: g, timeout: timeout, sandboxNS: sandboxNS}
+func startConnectBroker(listener int, sandboxNS unix.Stat_t, gw *egress.Gateway, brokerTCP bool, g *unixGuard, cg *createGuard, timeout time.Duration) (*connectBroker, error) {
+	b := &connectBroker{listener: listener, stop: -1, gw: gw, brokerTCP: brokerTCP && gw != nil, unix: g, guard: cg, timeout: timeout, sandboxNS: sandboxNS}
 	stop, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		unix.Close(listener)
@@ -101,6 +102,7 @@ func (b *connectBroker) close() {
 		unix.Close(b.listener)
 		unix.Close(b.stop)
 		b.unix.close()
+		b.guard.close()
 	})
 }
 
@@ -189,17 +191,22 @@ func (b *connectBroker) valid(n *seccompNotif) bool {
 	return b.ioctl(unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
-// answer decides one stopped connect or listen.
+// answer decides one stopped call: a connect or listen here, the create
+// guard's calls in createguard.go.
 func (b *connectBroker) answer(n *seccompNotif) {
 	resp := seccompNotifResp{id: n.id}
 	var handled bool
 	var errno unix.Errno
-	if isExecCall(n.nr) {
+	switch {
+	case isExecCall(n.nr):
 		b.unix.exec.observe(n) // never handled: CONTINUE, see execwatch.go
-	} else if n.nr == int32(unix.SYS_LISTEN) {
+	case n.nr == int32(unix.SYS_LISTEN):
 		handled, errno = true, b.listen(n)
-	} else {
+	case n.nr == int32(unix.SYS_CONNECT):
 		handled, errno = b.connect(n)
+	default:
+		b.answerCreate(n) // answers itself
+		return
 	}
 	if !handled {
 		resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE

@@ -171,7 +171,7 @@ func (p *Process) closeGateway() []Denial {
 	var out []Denial
 	if b != nil {
 		b.close()
-		out = append(b.unix.takeDenials(), b.unix.exec.take()...)
+		out = append(append(b.unix.takeDenials(), b.unix.exec.take()...), b.guard.takeDenials()...)
 	}
 	if gw == nil {
 		return out

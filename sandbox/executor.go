@@ -129,9 +129,12 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	if p == nil {
 		return nil, errors.New("sandbox: nil profile")
 	}
-	// A run whose supervisor died left its end-of-run check undone.
-	if _, err := FinishInterruptedRuns(); err != nil {
-		return nil, err
+	// A run whose supervisor died left its end-of-run check undone. One
+	// that cannot finish keeps runs out of its own trees only.
+	_, err := FinishInterruptedRuns()
+	trees := append([]string{p.Spec().Workspace}, p.Spec().Filesystem.Write...)
+	if _, block := JournalsBlocking(err, trees...); block != nil {
+		return nil, block
 	}
 	h := ProbeHost()
 	r := reportFor(p, h)

@@ -52,6 +52,10 @@ type HostInfo struct {
 	// socket but the profile's is reachable (unixguard.go).
 	UnixGuard       bool   `json:"unix_socket_guard"`
 	UnixGuardReason string `json:"unix_socket_guard_reason,omitempty"`
+	// CreateGuard: the supervisor can also stop the sandbox's name-making
+	// calls and hand back what it opened for them (createguard.go).
+	CreateGuard       bool   `json:"create_guard"`
+	CreateGuardReason string `json:"create_guard_reason,omitempty"`
 
 	cgroups linux.CgroupLayout
 }
@@ -87,6 +91,7 @@ func ProbeHost() HostInfo {
 	h.Tun, h.TunReason = probeTun()
 	h.FanotifyPerm, h.FanotifyReason = probeFanotify()
 	h.UnixGuard, h.UnixGuardReason = probeUnixGuard(h.Seccomp)
+	h.CreateGuard, h.CreateGuardReason = probeCreateGuard(h.UnixGuard, h.UnixGuardReason, h.Kernel)
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	h.CgroupDelegated = h.cgroups.Delegated
 	return h

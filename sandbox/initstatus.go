@@ -14,9 +14,10 @@ import (
 // so on a pipe of its own ("signal N") and exits 128+N; initStatus turns
 // that back into the Result's Signal.
 
-// initProcesses is the init's share of the pids budget: the budget is
-// the command's, so the limits the kernel holds are one higher.
-const initProcesses = 1
+// initProcesses is the share of the pids budget of the init and the
+// create guard's proxy (createguard.go): the budget is the command's, so
+// the limits the kernel holds are two higher.
+const initProcesses = 2
 
 // withInit is a pids budget with the init added; 0 (no budget) stays 0.
 func withInit(pids int) int {

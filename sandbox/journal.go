@@ -173,8 +173,9 @@ func (j *runJournal) release() {
 // Executor.New calls it; a program that reads workspace files before
 // making an Executor (airlock run reads .airlock/) calls it first, so a
 // file an interrupted run planted there is moved aside before it is
-// read. The error names what could not be checked; such a workspace must
-// be looked at before anything runs in it.
+// read. The error joins one *JournalError per journal whose check could
+// not finish: such a workspace must be looked at before anything runs in
+// it, but runs elsewhere need not wait for it (JournalsBlocking).
 func FinishInterruptedRuns() ([]Denial, error) {
 	var denials []Denial
 	var errs []error
@@ -184,7 +185,7 @@ func FinishInterruptedRuns() ([]Denial, error) {
 			continue
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%w: read the run journals in %s: %w", ErrProtectCheck, dir, err))
+			errs = append(errs, &JournalError{Path: dir, Err: fmt.Errorf("%w: read the run journals in %s: %w", ErrProtectCheck, dir, err)})
 			continue
 		}
 		if privateDir(dir) != nil {
@@ -204,13 +205,119 @@ func FinishInterruptedRuns() ([]Denial, error) {
 	return denials, errors.Join(errs...)
 }
 
+// JournalError is a run journal whose end-of-run check could not finish
+// (a workspace replaced on the host, a path that cannot be looked at).
+// It stays until a check passes or the user removes it.
+type JournalError struct {
+	// Path is the journal file (or, when a journal directory cannot be
+	// read, that directory).
+	Path string
+	// Workspace and Roots are the run's workspace and writable trees;
+	// empty when the journal cannot be read, which then concerns every
+	// run.
+	Workspace string
+	Roots     []string
+	Err       error
+}
+
+func (e *JournalError) Error() string { return e.Err.Error() }
+func (e *JournalError) Unwrap() error { return e.Err }
+
+// Concerns reports whether a run that reads or writes the given trees
+// (its workspace and write paths) would meet what the journal's run may
+// have left: one tree holds the other.
+func (e *JournalError) Concerns(trees ...string) bool {
+	if len(e.Roots) == 0 && e.Workspace == "" {
+		return true
+	}
+	for _, r := range append([]string{e.Workspace}, e.Roots...) {
+		if r == "" {
+			continue
+		}
+		for _, t := range trees {
+			if t != "" && (profile.Within(r, t) || profile.Within(t, r)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// JournalsBlocking splits the error of FinishInterruptedRuns into what
+// keeps a run of the given trees from starting (its journals' runs wrote
+// there) and the journals of other workspaces, which it may report but
+// must not wait for. An error that is not a journal's blocks.
+func JournalsBlocking(err error, trees ...string) (elsewhere []*JournalError, blocking error) {
+	if err == nil {
+		return nil, nil
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	var block []error
+	for _, e := range errs {
+		var je *JournalError
+		if errors.As(e, &je) && !je.Concerns(trees...) {
+			elsewhere = append(elsewhere, je)
+			continue
+		}
+		block = append(block, e)
+	}
+	return elsewhere, errors.Join(block...)
+}
+
+// PendingJournal is a run journal left behind: a run still going (its
+// supervisor holds the lock) or one whose check has not passed yet.
+type PendingJournal struct {
+	Path      string `json:"path"`
+	RunID     string `json:"run_id"`
+	Workspace string `json:"workspace"`
+	Running   bool   `json:"running"`
+}
+
+// PendingJournals lists the journals in this user's journal directories,
+// without acting on them (airlock doctor).
+func PendingJournals() []PendingJournal {
+	var out []PendingJournal
+	for _, dir := range journalDirs() {
+		entries, err := os.ReadDir(dir)
+		if err != nil || privateDir(dir) != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+			if err != nil {
+				continue
+			}
+			pj := PendingJournal{Path: path}
+			if unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil {
+				pj.Running = true
+			}
+			var j runJournal
+			if data, err := readLimited(f, 16<<20); err == nil && json.Unmarshal(data, &j) == nil {
+				pj.RunID, pj.Workspace = j.RunID, j.Workspace
+			}
+			f.Close()
+			out = append(out, pj)
+		}
+	}
+	return out
+}
+
 func finishJournal(path string) ([]Denial, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil // finished by someone else meanwhile
 		}
-		return nil, fmt.Errorf("%w: run journal %s: %w", ErrProtectCheck, path, err)
+		return nil, &JournalError{Path: path, Err: fmt.Errorf("%w: run journal %s: %w", ErrProtectCheck, path, err)}
 	}
 	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
@@ -221,7 +328,7 @@ func finishJournal(path string) ([]Denial, error) {
 		return nil, nil // removed by its run just before the lock
 	}
 	if s.Uid != uint32(os.Geteuid()) || s.Mode&0o077 != 0 {
-		return nil, fmt.Errorf("%w: run journal %s is not this user's private file; remove it", ErrProtectCheck, path)
+		return nil, &JournalError{Path: path, Err: fmt.Errorf("%w: run journal %s is not this user's private file; remove it", ErrProtectCheck, path)}
 	}
 	var j runJournal
 	data, err := readLimited(f, 16<<20)
@@ -229,11 +336,12 @@ func finishJournal(path string) ([]Denial, error) {
 		err = json.Unmarshal(data, &j)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: run journal %s: %w; remove it once the workspace has been looked at", ErrProtectCheck, path, err)
+		return nil, &JournalError{Path: path, Err: fmt.Errorf("%w: run journal %s: %w; remove it once the workspace has been looked at", ErrProtectCheck, path, err)}
 	}
 	denials, err := checkProtected(&j)
 	if err != nil {
-		return denials, fmt.Errorf("interrupted run %s: %w (its journal %s stays until the check passes; remove it by hand once the workspace has been looked at)", j.RunID, err, path)
+		return denials, &JournalError{Path: path, Workspace: j.Workspace, Roots: rootPaths(j.Roots),
+			Err: fmt.Errorf("interrupted run %s in %s: %w (its journal %s stays until the check passes; look at the workspace, then remove the journal by hand)", j.RunID, j.Workspace, err, path)}
 	}
 	os.Remove(path)
 	return denials, nil

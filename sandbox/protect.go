@@ -18,12 +18,14 @@ import (
 // run can neither write, rename, remove nor replace any of them.
 //
 // Names absent at the top of a writable tree hold a read-only
-// placeholder for the run (placeholders.go).
+// placeholder for the run (placeholders.go); names absent deeper down
+// (a nested .git, a repository's missing hooks directory) are refused
+// when the run makes them, by the create guard (createguard.go).
 //
 // The end-of-run check (checkProtected), a backstop for what prevention
 // cannot reach: a protected path that did not exist at start beneath an
-// existing directory, or that the run reached again by moving a
-// directory above it. A path found
+// existing directory on a host without the create guard, or that the run
+// reached again by moving a directory above it. A path found
 // there that the run may have created is renamed to
 // NAME.airlock-quarantine-RUNID and reported. The check resolves every
 // path beneath a directory descriptor of its writable tree without

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -155,16 +156,41 @@ func (p *Process) finishProtection() ([]Denial, error) {
 	return denials, nil
 }
 
+// guardConfig is what the create guard protects for this run
+// (createguard.go): the writable trees' roots, and every protected path
+// absent at the start by its shallowest missing name in the directory
+// that held it. nil when the guard cannot run or nothing is writable.
+func (p *Process) guardConfig() *linux.GuardConfig {
+	j := p.journal
+	if j == nil || !p.e.host.CreateGuard || createGuardOff {
+		return nil
+	}
+	g := &linux.GuardConfig{}
+	for _, r := range j.Roots {
+		g.Roots = append(g.Roots, r.Ino)
+	}
+	for _, st := range j.States {
+		if st.Existed || len(st.Chain) == 0 {
+			continue
+		}
+		g.Absent = append(g.Absent, linux.GuardName{Dir: st.Chain[len(st.Chain)-1], Name: filepath.Base(st.Rel)})
+		// The directories on the way, each in the one above it.
+		parts := strings.Split(st.Rel, "/")
+		for i := 1; i < len(st.Chain) && i < len(parts); i++ {
+			g.Held = append(g.Held, linux.GuardName{Dir: st.Chain[i-1], Name: parts[i-1]})
+		}
+	}
+	return g
+}
+
 // protectedPathsStatus is the Report's line for protected paths. What
 // exists at the start is kept from the run by mounts, and so is every
 // top-level protected name absent then (placeholders.go). A protected
 // path absent at start beneath an existing directory (a nested sub/.git,
-// a repository's missing hooks directory, an include target) can still
-// be created during the run and is moved aside only when it ends (or by
-// the next start, if the supervisor died), so host tools that run
-// meanwhile can act on it. Refusing its creation needs a seccomp guard
-// on entry-creating calls, which this version does not have: the line is
-// degraded wherever anything is writable.
+// a repository's missing hooks directory, an include target) is refused
+// when the run makes it by the create guard (createguard.go); without
+// the guard it is moved aside only when the run ends, so host tools that
+// run meanwhile can act on it, and the line is degraded.
 func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 	st := GuaranteeStatus{Guarantee: profile.ProtectedPaths}
 	switch {
@@ -172,10 +198,13 @@ func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 		st.Status, st.Reason = NotApplied, "nothing the host can see is writable"
 	case !h.UserNamespaces:
 		st.Status, st.Reason = Unavailable, "user namespaces unavailable: "+h.UserNSReason
+	case h.CreateGuard:
+		st.Status = Enforced
+		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start; a seccomp create guard refusing .git anywhere the host can see and every other protected name absent at start, and chmod or chown of a writable tree's root; journaled end-of-run check as a backstop"
 	default:
 		st.Status = Degraded
 		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start (.git in every writable tree); journaled end-of-run check"
-		st.Reason = "a protected path absent at start beneath an existing directory (a new nested repository such as sub/.git, a repository's missing hooks directory, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs there during the run can act on it; the workspace's own mode and owner are put back at the end, not held"
+		st.Reason = "no create guard (" + h.CreateGuardReason + "): a protected path absent at start beneath an existing directory (a new nested repository such as sub/.git, a repository's missing hooks directory, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs there during the run can act on it; the workspace's own mode and owner are put back at the end, not held"
 	}
 	return st
 }

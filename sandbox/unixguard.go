@@ -422,17 +422,25 @@ var errNotifierHelperGone = errors.New("the helper ended before handing over the
 // startNotifier receives the connect notifier and the sandbox's
 // sock_diag socket and answers the notifier for the rest of the run.
 func (p *Process) startNotifier(h *notifierHandoff) error {
-	tag, fds, closed, err := recvRights(h.parent, 2)
+	tag, fds, closed, err := recvRights(h.parent, 3)
+	want := 2
+	if tag&linux.NotifierTagGuard != 0 {
+		want = 3 // and the guard proxy's socket (createguard.go)
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("receive the connect notifier: %w", err)
 	case closed:
 		return errNotifierHelperGone
-	case len(fds) != 2:
+	case len(fds) != want:
 		closeAll(fds)
-		return fmt.Errorf("receive the connect notifier: want 2 descriptors, got %d", len(fds))
+		return fmt.Errorf("receive the connect notifier: want %d descriptors, got %d", want, len(fds))
 	}
 	listener, diag := fds[0], fds[1]
+	var cg *createGuard
+	if want == 3 {
+		cg = &createGuard{proxy: fds[2], note: p.noteRefusal}
+	}
 	// The diag socket was made in the sandbox's network namespace, which
 	// outlives a helper that has already exec'd and exited.
 	var own unix.Stat_t
@@ -460,9 +468,10 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 	}
 	p.gwMu.Lock()
 	defer p.gwMu.Unlock()
-	b, err := startConnectBroker(listener, ns, p.gw, tag == 1, g, egress.DefaultDialTimeout)
+	b, err := startConnectBroker(listener, ns, p.gw, tag&linux.NotifierTagBrokerTCP != 0, g, cg, egress.DefaultDialTimeout)
 	if err != nil {
 		unix.Close(diag)
+		cg.close()
 		return err
 	}
 	p.broker = b

@@ -45,12 +45,13 @@ Flags:
 	if *asJSON {
 		out := struct {
 			sandbox.Report
-			Profile  string   `json:"profile_fingerprint"`
-			Required []string `json:"required"`
-			CanRun   bool     `json:"can_run"`
-			Files    []string `json:"profile_files"`
-			Error    string   `json:"error,omitempty"`
-		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil, Files: append([]string{}, pf.loaded...)}
+			Profile  string                   `json:"profile_fingerprint"`
+			Required []string                 `json:"required"`
+			CanRun   bool                     `json:"can_run"`
+			Files    []string                 `json:"profile_files"`
+			Error    string                   `json:"error,omitempty"`
+			Journals []sandbox.PendingJournal `json:"pending_journals,omitempty"`
+		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil, Files: append([]string{}, pf.loaded...), Journals: sandbox.PendingJournals()}
 		for _, g := range p.Required().List() {
 			out.Required = append(out.Required, g.String())
 		}
@@ -86,6 +87,13 @@ Flags:
 		fmt.Fprintf(stdout, "profile %s (fingerprint %.12s)\n", p.Spec().Preset, p.Fingerprint())
 		fmt.Fprintf(stdout, "  files            %s\n", profileFilesLine(pf.loaded))
 		fmt.Fprint(stdout, rep.String())
+		for _, j := range sandbox.PendingJournals() {
+			state := "its check has not passed: look at the workspace before running git there, then run airlock there again or remove the journal"
+			if j.Running {
+				state = "its run is still going"
+			}
+			fmt.Fprintf(stdout, "pending run journal %s (workspace %s): %s\n", visible.Text(j.Path), visible.Text(j.Workspace), state)
+		}
 		if runErr != nil {
 			fmt.Fprintln(stdout, "cannot run:", visible.Text(runErr.Error()))
 		}

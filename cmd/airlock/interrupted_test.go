@@ -53,12 +53,15 @@ func TestInterruptedRunIsChecked(t *testing.T) {
 	cmd.Wait()
 	os.Remove(filepath.Join(ws, "ready"))
 	// The supervisor died before any check: its placeholders (empty,
-	// nothing of the run's in them), the nested repository and its
-	// journal are there.
+	// nothing of the run's in them) and its journal are there; the
+	// nested repository was refused when it was made (the create guard).
 	if sandboxtest.Exists(filepath.Join(ws, ".airlock", "profile.toml")) || sandboxtest.Exists(filepath.Join(ws, ".vscode", "tasks.json")) {
 		t.Error("ATTACK SUCCEEDED: the run wrote into a placeholder")
 	}
-	for _, name := range []string{".airlock", ".vscode", ".git", "sub/.git/config"} {
+	if sandboxtest.Exists(filepath.Join(ws, "sub", ".git")) {
+		t.Error("ATTACK SUCCEEDED: the killed run made sub/.git")
+	}
+	for _, name := range []string{".airlock", ".vscode", ".git"} {
 		if _, err := os.Lstat(filepath.Join(ws, name)); err != nil {
 			t.Fatalf("%s of the killed run is gone before the next start: nothing left to test (%v)", name, err)
 		}
@@ -79,9 +82,6 @@ func TestInterruptedRunIsChecked(t *testing.T) {
 	os.RemoveAll(filepath.Join(ws, "sub"))
 	if after := dirNames(t, ws); strings.Join(after, " ") != strings.Join(before, " ") {
 		t.Errorf("workspace after the next start %v, before the killed run %v (placeholders left?)\n%s", after, before, out)
-	}
-	if !strings.Contains(string(out), "interrupted earlier run") {
-		t.Errorf("the next start did not say what it moved aside:\n%s", out)
 	}
 	if j, _ := filepath.Glob(filepath.Join(home, ".local/state/airlock/runs/*.json")); len(j) != 0 {
 		t.Errorf("journals left: %v", j)
@@ -156,6 +156,18 @@ func TestRunFailsWhenCheckFails(t *testing.T) {
 	code, _, stderr := runCLIEnv(t, bin, cliEnv(home), "run", "--workspace", ws, "--", "true")
 	if code != 125 || !strings.Contains(stderr, "journal") {
 		t.Errorf("the next start ran past an unfinished check: exit %d\n%s", code, stderr)
+	}
+	// Scoped: a run in another workspace is not held up by it, and is
+	// told about it.
+	other := t.TempDir()
+	code, _, stderr = runCLIEnv(t, bin, cliEnv(home), "run", "--workspace", other, "--", "true")
+	if code != 0 || !strings.Contains(stderr, "could not finish") {
+		t.Errorf("a run in another workspace: exit %d (want 0 and a warning)\n%s", code, stderr)
+	}
+	// airlock doctor lists it.
+	code, stdout, _ := runCLIEnv(t, bin, cliEnv(home), "doctor", "--workspace", other)
+	if !strings.Contains(stdout, "pending run journal") || !strings.Contains(stdout, ws) {
+		t.Errorf("airlock doctor does not list the pending journal (exit %d):\n%s", code, stdout)
 	}
 }
 

@@ -37,6 +37,11 @@ type profileFlags struct {
 	readOnlyWS bool
 	forceWS    bool
 
+	// beforeWorkspaceFile, when set, is called with the workspace before
+	// its .airlock/profile.toml is read; an error stops the build (airlock
+	// run: a pending check of an earlier run in that workspace).
+	beforeWorkspaceFile func(ws string) error
+
 	// loaded lists the profile files build read, in the order applied.
 	loaded []string
 }
@@ -100,6 +105,11 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 	}
 	if abs, err := filepath.Abs(ws); err == nil && !strings.HasPrefix(ws, "~") {
 		ws = abs
+	}
+	if f.beforeWorkspaceFile != nil {
+		if err := f.beforeWorkspaceFile(ws); err != nil {
+			return nil, err
+		}
 	}
 	var layers []profile.Spec
 	wsFile := filepath.Join(ws, profile.WorkspaceFile)

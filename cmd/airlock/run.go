@@ -64,13 +64,21 @@ Flags:
 	}
 	// Before the profile reads the workspace's .airlock/: a run whose
 	// supervisor died may have planted a profile there.
-	finished, err := sandbox.FinishInterruptedRuns()
+	finished, journalErr := sandbox.FinishInterruptedRuns()
 	for _, d := range finished {
-		fmt.Fprintf(stderr, "airlock: an interrupted earlier run: %s: %s (%s)\n", d.Kind, d.Reason, d.Target)
+		fmt.Fprintf(stderr, "airlock: an interrupted earlier run: %s: %s (%s)\n", d.Kind, d.Reason, visible.Text(d.Target))
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "airlock:", err)
-		return exitSetup
+	// A journal whose check cannot finish stops runs in its own
+	// workspace only, before that workspace's .airlock/ is read.
+	pf.beforeWorkspaceFile = func(ws string) error {
+		elsewhere, block := sandbox.JournalsBlocking(journalErr, ws)
+		for _, je := range elsewhere {
+			fmt.Fprintf(stderr, "airlock: warning: the check of an earlier run in %s could not finish; look at it before running git there (airlock doctor lists it): %s\n", visible.Text(je.Workspace), visible.Text(je.Error()))
+		}
+		if block != nil {
+			return fmt.Errorf("%w; airlock doctor lists the pending journals", block)
+		}
+		return nil
 	}
 	p, err := pf.buildChecked(fs)
 	if err != nil {

@@ -29,38 +29,80 @@ type NotifierConfig struct {
 	// the supervisor answers CONTINUE after noting the ones the exec
 	// boundary refuses (sandbox/execwatch.go).
 	ExecWatch bool `json:"exec_watch,omitempty"`
+	// Guard, when set, also stops the calls that make names, chmod and
+	// chown, and starts the guard proxy that carries them out
+	// (guardproxy.go); its socket follows the diag socket.
+	Guard *GuardConfig `json:"guard,omitempty"`
 }
 
 // installNotifier installs the connect notifier and returns its
 // listener. The supervisor asks for it only when its host probe found the
 // kernel able; a refusal here (a sandbox around airlock that already has
 // a listener: EBUSY) fails the run rather than leave connects unchecked.
-func installNotifier(brokerTCP, execWatch bool) (int, error) {
-	prog, err := seccomp.BuildConnectNotifier(runtime.GOARCH, seccomp.NotifierOptions{BrokerTCP: brokerTCP, ExecWatch: execWatch})
+func installNotifier(brokerTCP, execWatch, guard bool) (int, error) {
+	prog, err := seccomp.BuildConnectNotifier(runtime.GOARCH, seccomp.NotifierOptions{BrokerTCP: brokerTCP, ExecWatch: execWatch, CreateGuard: guard})
 	if err != nil {
 		return -1, err
 	}
 	return seccomp.InstallNotifier(prog)
 }
 
-// sendNotifier sends the listener and a sock_diag socket of this network
-// namespace to the supervisor over fd, and closes all three. Once the
-// filter is in, a connect blocks until someone answers, so a listener
-// that cannot be sent is an error: the helper must not exec.
-func sendNotifier(fd, listener int, brokerTCP bool) error {
+// Tag bits of the notifier's hand-off message.
+const (
+	NotifierTagBrokerTCP = 1 << iota
+	NotifierTagGuard
+)
+
+// sendNotifier sends the listener, the sock_diag socket of this network
+// namespace and the guard proxy's socket (if any, else -1) to the
+// supervisor over fd, and closes them all. Once the filter is in, a
+// connect blocks until someone answers, so a listener that cannot be
+// sent is an error: the helper must not exec.
+func sendNotifier(fd, listener, diag, proxy int, brokerTCP bool) error {
 	defer unix.Close(fd)
 	defer unix.Close(listener)
-	diag, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
-	if err != nil {
-		return fmt.Errorf("sock_diag socket: %w", err)
-	}
 	defer unix.Close(diag)
 	tag := byte(0)
 	if brokerTCP {
-		tag = 1
+		tag |= NotifierTagBrokerTCP
 	}
-	if err := unix.Sendmsg(fd, []byte{tag}, unix.UnixRights(listener, diag), nil, 0); err != nil {
+	fds := []int{listener, diag}
+	if proxy >= 0 {
+		defer unix.Close(proxy)
+		tag |= NotifierTagGuard
+		fds = append(fds, proxy)
+	}
+	if err := unix.Sendmsg(fd, []byte{tag}, unix.UnixRights(fds...), nil, 0); err != nil {
 		return fmt.Errorf("hand the connect notifier to the supervisor: %w", err)
 	}
 	return nil
+}
+
+// privateDevs are the filesystems of the view only the sandbox sees: the
+// scratch tmpfs (HOME, /tmp, /dev/shm) and the /dev tmpfs. Only a tmpfs
+// counts, and never the filesystem of a writable tree (roots): a write
+// path bound over /tmp is the host's.
+func privateDevs(mounts []Mount, roots [][2]uint64) []uint64 {
+	var out []uint64
+	paths := []string{"/dev"}
+	for _, m := range mounts {
+		if m.Kind == MountScratch {
+			paths = append(paths, m.Target)
+		}
+	}
+	for _, p := range paths {
+		var st unix.Stat_t
+		var fs unix.Statfs_t
+		if unix.Stat(p, &st) != nil || unix.Statfs(p, &fs) != nil || fs.Type != unix.TMPFS_MAGIC {
+			continue
+		}
+		shared := false
+		for _, r := range roots {
+			shared = shared || r[0] == st.Dev
+		}
+		if !shared {
+			out = append(out, st.Dev)
+		}
+	}
+	return out
 }

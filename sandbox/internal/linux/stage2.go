@@ -30,6 +30,9 @@ func init() {
 	if len(os.Args) > 0 && os.Args[0] == Stage2Arg0 {
 		Stage2()
 	}
+	if len(os.Args) > 0 && os.Args[0] == GuardProxyArg0 {
+		runGuardProxy()
+	}
 }
 
 // The helper's inherited descriptors.
@@ -89,17 +92,29 @@ func Stage2() {
 	fail("mount view", buildMountView(cfg.Mounts, cfg.DenyWatch.readableMasks()))
 	fail("deny watch", handOverDenyMounts(cfg.DenyWatch))
 	fail("working directory", unix.Chdir(cfg.Dir))
-	// The connect notifier goes in before Landlock and the capability
-	// drop (it needs CAP_SYS_ADMIN here, or no_new_privs). The connect
-	// broker hands the sandbox sockets of the host's network namespace,
-	// so it may do so only where no connect the kernel carries out for
-	// the sandbox can reach one: Landlock refuses them all (ABI 4), and
-	// the broker makes every TCP connection itself.
-	listener, brokerTCP := -1, false
+	// The connect notifier's sock_diag socket is made before the main
+	// seccomp filter, which refuses netlink sockets other than
+	// NETLINK_ROUTE. The connect broker hands the sandbox sockets of the
+	// host's network namespace, so it may do so only where no connect
+	// the kernel carries out for the sandbox can reach one: Landlock
+	// refuses them all (ABI 4), and the broker makes every TCP
+	// connection itself.
+	diag, brokerTCP := -1, false
+	var guard *GuardConfig
 	if cfg.Notifier != nil {
 		brokerTCP = cfg.Notifier.BrokerTCP && cfg.Landlock.Enabled && landlock.ABI() >= 4
-		listener, err = installNotifier(brokerTCP, cfg.Notifier.ExecWatch)
+		diag, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 		fail("connect notifier", err)
+		if cfg.Notifier.Guard != nil {
+			g := *cfg.Notifier.Guard
+			g.PrivateDevs = privateDevs(cfg.Mounts, g.Roots)
+			g.Rlimits = cfg.Rlimits
+			guard = &g
+			// The guard proxy is this binary, which lies outside the
+			// view: Landlock must let it run (guardproxy.go).
+			cfg.Landlock.Read = append(cfg.Landlock.Read, "/proc/self/exe")
+			cfg.Landlock.Exec = append(cfg.Landlock.Exec, "/proc/self/exe")
+		}
 	}
 	if cfg.Landlock.Enabled {
 		st, err := landlock.Restrict(landlock.Ruleset{
@@ -117,9 +132,6 @@ func Stage2() {
 			fail("connect notifier", errors.New("landlock does not refuse TCP connects; the broker would be unsafe"))
 		}
 	}
-	if cfg.Notifier != nil {
-		fail("connect notifier", sendNotifier(cfg.Notifier.FD, listener, brokerTCP))
-	}
 	if cfg.NewSession {
 		_, err := unix.Setsid()
 		fail("new session", err)
@@ -128,7 +140,7 @@ func Stage2() {
 	fail("find command", err)
 	fail("drop capabilities", dropCapabilities())
 	fail("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-	if listener >= 0 {
+	if cfg.Notifier != nil {
 		// The broker will hand the command sockets of the host's network
 		// namespace, whose interface ioctls describe the host's network.
 		prog, err := seccomp.BuildHostSocketIoctls(runtime.GOARCH)
@@ -144,6 +156,21 @@ func Stage2() {
 			fail("exec guard", err)
 			fail("exec guard", seccomp.Install(prog))
 		}
+	}
+	// The notifier is the last filter (no_new_privs lets it in without
+	// CAP_SYS_ADMIN). The guard proxy starts just before it: a process
+	// with everything the command gets (Landlock domain, credentials,
+	// filters, view) but the notifier, which would stop the very calls
+	// it carries out for the supervisor.
+	if cfg.Notifier != nil {
+		proxy := -1
+		if guard != nil {
+			proxy, err = startGuardProxy(*guard)
+			fail("create guard", err)
+		}
+		listener, err := installNotifier(brokerTCP, cfg.Notifier.ExecWatch, guard != nil)
+		fail("connect notifier", err)
+		fail("connect notifier", sendNotifier(cfg.Notifier.FD, listener, diag, proxy, brokerTCP))
 	}
 	// The command runs as the child of an init (init.go), prepared
 	// before the limits.

@@ -332,3 +332,65 @@ func TestInterpretExecWatch(t *testing.T) {
 		}
 	}
 }
+
+// TestInterpretCreateGuard: with CreateGuard the notifier stops every
+// name-making call, chmod and chown, and open or openat only with
+// O_CREAT (a plain open never waits for the supervisor); without it none
+// of them stops.
+func TestInterpretCreateGuard(t *testing.T) {
+	notify := uint32(unix.SECCOMP_RET_USER_NOTIF)
+	for _, arch := range []string{"amd64", "arm64"} {
+		for _, guard := range []bool{false, true} {
+			p, err := BuildConnectNotifier(arch, NotifierOptions{CreateGuard: guard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopped := func() uint32 {
+				if guard {
+					return notify
+				}
+				return actAllow
+			}
+			cases := []struct {
+				name string
+				d    seccompData
+				want uint32
+			}{
+				{"openat O_RDONLY", call(arch, "openat", 3, 0x1000, unix.O_RDONLY|unix.O_CLOEXEC, 0), actAllow},
+				{"openat O_WRONLY|O_TRUNC", call(arch, "openat", 3, 0x1000, unix.O_WRONLY|unix.O_TRUNC, 0), actAllow},
+				{"openat O_CREAT", call(arch, "openat", 3, 0x1000, unix.O_WRONLY|unix.O_CREAT, 0o644), stopped()},
+				{"openat O_CREAT, junk high word", call(arch, "openat", 3, 0x1000, 0xffffffff00000000|unix.O_CREAT, 0o644), stopped()},
+				{"openat O_TMPFILE", call(arch, "openat", 3, 0x1000, unix.O_TMPFILE|unix.O_RDWR, 0o600), actAllow},
+				{"bpf", call(arch, "bpf"), actAllow},
+				{"connect", call(arch, "connect", 3, 0x1000, 16), notify},
+			}
+			for _, name := range CreateGuarded {
+				if _, ok := lookupSysnum(archs[arch], name); ok {
+					cases = append(cases, struct {
+						name string
+						d    seccompData
+						want uint32
+					}{name, call(arch, name, 3, 0x1000, 0o755), stopped()})
+				}
+			}
+			if _, ok := lookupSysnum(archs[arch], "open"); ok {
+				cases = append(cases, struct {
+					name string
+					d    seccompData
+					want uint32
+				}{"open O_CREAT", call(arch, "open", 0x1000, unix.O_CREAT|unix.O_WRONLY, 0o644), stopped()},
+					struct {
+						name string
+						d    seccompData
+						want uint32
+					}{"open O_RDONLY", call(arch, "open", 0x1000, unix.O_RDONLY), actAllow})
+			}
+			for _, c := range cases {
+				got, err := interpret(p.Filter, c.d)
+				if err != nil || got != c.want {
+					t.Errorf("%s %s (CreateGuard %v): got %#x (%v), want %#x", arch, c.name, guard, got, err, c.want)
+				}
+			}
+		}
+	}
+}

@@ -21,7 +21,26 @@ type NotifierOptions struct {
 	// only: it answers CONTINUE, and the kernel (noexec mounts, Landlock)
 	// refuses what it refuses whatever the supervisor read.
 	ExecWatch bool
+	// CreateGuard also stops every call that gives a path a new entry
+	// (CreateGuarded; open, openat and creat only with O_CREAT, so
+	// ordinary opens never wait) and every chmod and chown, for a
+	// supervisor that checks the new name or the target and carries the
+	// call out itself (the sandbox package's create guard).
+	CreateGuard bool
 }
+
+// CreateGuarded are the calls CreateGuard stops outright; open and
+// openat stop only with O_CREAT in their flags.
+var CreateGuarded = []string{
+	"mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat",
+	"link", "linkat", "rename", "renameat", "renameat2", "creat",
+	"chmod", "fchmod", "fchmodat", "fchmodat2",
+	"chown", "lchown", "fchown", "fchownat",
+}
+
+// oCreat is O_CREAT on both architectures. O_TMPFILE makes no name (a
+// later linkat does, and stops), so it is not looked at.
+const oCreat = 0o100
 
 // BuildConnectNotifier compiles the second filter of a sandbox, whose
 // listener the supervisor answers (see the sandbox package's connect
@@ -47,12 +66,14 @@ func BuildConnectNotifier(arch string, o NotifierOptions) (Program, error) {
 	}
 	nr := func(name string) uint32 { return mustSysnum(arch, spec, name) }
 	const (
-		lNotify    label = "notify"
-		lFlagsArg2 label = "flags-arg2"
-		lFlagsArg3 label = "flags-arg3"
-		lCheck     label = "check-flags"
-		lUnixDgram label = "unix-dgram"
-		lEACCES    label = "eacces"
+		lNotify     label = "notify"
+		lFlagsArg2  label = "flags-arg2"
+		lFlagsArg3  label = "flags-arg3"
+		lCheck      label = "check-flags"
+		lUnixDgram  label = "unix-dgram"
+		lEACCES     label = "eacces"
+		lOpenFlags1 label = "open-flags1"
+		lOpenFlags2 label = "open-flags2"
 	)
 	var a assembler
 	a.loadWord(offArch)
@@ -63,6 +84,17 @@ func BuildConnectNotifier(arch string, o NotifierOptions) (Program, error) {
 		a.jumpEq(nr("execveat"), lNotify, next)
 	}
 	a.jumpEq(nr("connect"), lNotify, next)
+	if o.CreateGuard {
+		for _, name := range CreateGuarded {
+			if n, ok := lookupSysnum(spec, name); ok {
+				a.jumpEq(n, lNotify, next)
+			}
+		}
+		if n, ok := lookupSysnum(spec, "open"); ok {
+			a.jumpEq(n, lOpenFlags1, next)
+		}
+		a.jumpEq(nr("openat"), lOpenFlags2, next)
+	}
 	a.jumpEq(nr("socket"), lUnixDgram, next)
 	if !o.BrokerTCP {
 		a.jumpEq(nr("socketpair"), lUnixDgram, lAllow)
@@ -91,6 +123,15 @@ func BuildConnectNotifier(arch string, o NotifierOptions) (Program, error) {
 	a.jumpEq(unix.AF_UNIX, next, lAllow)
 	a.loadWord(offArgLow(1))
 	a.jumpSet(sockDgramBit, lEACCES, lAllow)
+	if o.CreateGuard {
+		// The kernel reads open flags as an int: the low word decides.
+		a.mark(lOpenFlags1)
+		a.loadWord(offArgLow(1))
+		a.jumpSet(oCreat, lNotify, lAllow)
+		a.mark(lOpenFlags2)
+		a.loadWord(offArgLow(2))
+		a.jumpSet(oCreat, lNotify, lAllow)
+	}
 	a.mark(lNotify)
 	a.ret(unix.SECCOMP_RET_USER_NOTIF)
 	a.mark(lAllow)

@@ -24,6 +24,7 @@ var sysnums = []sysnum{
 	{"adjtimex", 159, 171},
 	{"bpf", 321, 280},
 	{"chmod", 90, absent},
+	{"chown", 92, absent},
 	{"chroot", 161, 51},
 	{"clock_adjtime", 305, 266},
 	{"clock_settime", 227, 112},
@@ -38,6 +39,8 @@ var sysnums = []sysnum{
 	{"fchmod", 91, 52},
 	{"fchmodat", 268, 53},
 	{"fchmodat2", 452, 452},
+	{"fchown", 93, 55},
+	{"fchownat", 260, 54},
 	{"finit_module", 313, 273},
 	{"fsconfig", 431, 431},
 	{"fsmount", 432, 432},
@@ -53,6 +56,9 @@ var sysnums = []sysnum{
 	{"kexec_file_load", 320, 294},
 	{"kexec_load", 246, 104},
 	{"keyctl", 250, 219},
+	{"lchown", 94, absent},
+	{"link", 86, absent},
+	{"linkat", 265, 37},
 	{"listen", 50, 201},
 	{"listmount", 458, 458}, // Linux 6.8
 	{"lookup_dcookie", 212, 18},
@@ -83,6 +89,9 @@ var sysnums = []sysnum{
 	{"quotactl", 179, 60},
 	{"quotactl_fd", 443, 443},
 	{"reboot", 169, 142},
+	{"rename", 82, absent},
+	{"renameat", 264, 38},
+	{"renameat2", 316, 276},
 	{"request_key", 249, 218},
 	{"sendmmsg", 307, 269},
 	{"sendmsg", 46, 211},
@@ -94,6 +103,8 @@ var sysnums = []sysnum{
 	{"statmount", 457, 457}, // Linux 6.8
 	{"swapoff", 168, 225},
 	{"swapon", 167, 224},
+	{"symlink", 88, absent},
+	{"symlinkat", 266, 36},
 	{"syslog", 103, 116},
 	{"umount2", 166, 39},
 	{"unshare", 272, 97},
@@ -128,4 +139,20 @@ func lookupSysnum(spec archSpec, name string) (nr uint32, ok bool) {
 		return uint32(n), true
 	}
 	panic("seccomp: syscall " + name + " missing from the number table")
+}
+
+// Numbers maps the number of each named syscall that arch has to its
+// name, for a supervisor that answers the notifier's stops by name.
+func Numbers(arch string, names ...string) map[int32]string {
+	spec, ok := archs[arch]
+	if !ok {
+		return nil
+	}
+	out := map[int32]string{}
+	for _, name := range names {
+		if n, ok := lookupSysnum(spec, name); ok {
+			out[int32(n)] = name
+		}
+	}
+	return out
 }
