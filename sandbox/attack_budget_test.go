@@ -148,7 +148,10 @@ func TestAttackScratchInodes(t *testing.T) {
 			}
 			return most
 		})
-		o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Py(inodeFill, fmt.Sprint(files), marker), Timeout: 60 * time.Second})
+		// Each O_CREAT is a round trip through the create guard
+		// (createguard.go): 20000 of them take tens of seconds on a
+		// loaded two-core machine.
+		o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Py(inodeFill, fmt.Sprint(files), marker), Timeout: 4 * time.Minute})
 		return o, s.Stop()
 	}
 	c, used := run(1<<30, 20000)

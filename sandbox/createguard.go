@@ -230,7 +230,7 @@ func (b *connectBroker) guardRequest(n *seccompNotif, s callShape) (*linux.Guard
 			return nil, nil, errno
 		}
 	}
-	status, err := procFile(tid, "status")
+	status, err := readStatus(tid)
 	if err != nil {
 		return nil, nil, unix.ESRCH
 	}
@@ -290,6 +290,22 @@ func (b *connectBroker) guardRequest(n *seccompNotif, s callShape) (*linux.Guard
 		return nil, dirs, unix.ESRCH
 	}
 	return req, dirs, 0
+}
+
+// readStatus reads /proc/TID/status in one read: the kernel makes the
+// whole file at the first read, and os.ReadFile would read it in four.
+func readStatus(tid int) ([]byte, error) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(tid)+"/status", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 8192)
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		return nil, err
+	}
+	return buf[:n], nil
 }
 
 // lastID is the innermost pid namespace's id of a /proc status line
