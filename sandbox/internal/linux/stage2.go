@@ -175,6 +175,13 @@ func Stage2() {
 	// The command runs as the child of an init (init.go), prepared
 	// before the limits.
 	ini := prepareInit(cfg.StatusFD)
+	// The init runs as the command's user, and below Landlock ABI 8
+	// (no thread sync) its runtime threads are outside the Landlock
+	// domain. Not dumpable, the command (same uid, no CAP_SYS_PTRACE)
+	// can neither ptrace it, read its memory or environment, nor take its
+	// descriptors; the command's own execve makes the command dumpable
+	// again.
+	fail("init", unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0))
 	// Limits last: under RLIMIT_AS (the memory budget where no cgroup
 	// can be written) the helper's own Go runtime could not map another
 	// arena; nothing after this point allocates.
