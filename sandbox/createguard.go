@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -52,13 +51,7 @@ var createGuardOff bool
 // createGuard is one run's side of the guard proxy.
 type createGuard struct {
 	proxy int // SOCK_SEQPACKET to the proxy
-	// note says a refusal on the run's stderr as it happens; nil says
-	// nothing until the end of the run.
-	note func(Denial)
-
-	mu      sync.Mutex
-	denials []Denial
-	seen    map[string]bool
+	refusals
 }
 
 // guardCalls names the calls the notifier stops for the guard, by
@@ -429,33 +422,12 @@ func rightsIn(oob []byte) []int {
 	return fds
 }
 
-// deny records a refusal, once per target.
-func (g *createGuard) deny(target, why string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.seen[target] || len(g.seen) >= maxDistinctDenials {
-		return
-	}
-	if g.seen == nil {
-		g.seen = map[string]bool{}
-	}
-	g.seen[target] = true
-	d := Denial{Kind: "filesystem", Target: target, Reason: why, Live: g.note != nil}
-	g.denials = append(g.denials, d)
-	if g.note != nil {
-		g.note(d)
-	}
-}
-
+// takeDenials is refusals.takeDenials for a run that may have no guard.
 func (g *createGuard) takeDenials() []Denial {
 	if g == nil {
 		return nil
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	d := g.denials
-	g.denials = nil
-	return d
+	return g.refusals.takeDenials()
 }
 
 func (g *createGuard) close() {

@@ -75,14 +75,12 @@ type unixGuard struct {
 	// life, so the answer cannot change. Guarded by diagMu.
 	own map[fileID]int
 
-	mu      sync.Mutex
-	denials []Denial
-	seen    map[string]bool
+	// refusals are the refused connects, each said on the run's stderr
+	// like the egress layer's refusals.
+	refusals
 	// exec reports refused execs; it shares the guard's notifier (one
 	// listener per process) and its denials.
 	exec *execWatch
-	// note says a refusal on the run's stderr as it happens.
-	note func(Denial)
 }
 
 type fileID struct{ dev, ino uint64 }
@@ -332,36 +330,6 @@ func boundInNamespace(diag int, dev, ino uint64) (bool, error) {
 	}
 }
 
-// deny records a refused connect, once per target, and says so on the
-// run's stderr like the egress layer's refusals.
-func (g *unixGuard) deny(target, why string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.seen[target] || len(g.seen) >= maxDistinctDenials {
-		return
-	}
-	if g.seen == nil {
-		g.seen = map[string]bool{}
-	}
-	g.seen[target] = true
-	d := Denial{Kind: "unix-socket", Target: target, Reason: why, Live: g.note != nil}
-	g.denials = append(g.denials, d)
-	if g.note != nil {
-		g.note(d)
-	}
-}
-
-// maxDistinctDenials caps the unix socket refusals one run lists.
-const maxDistinctDenials = 1000
-
-func (g *unixGuard) takeDenials() []Denial {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	d := g.denials
-	g.denials = nil
-	return d
-}
-
 // probeUnixGuard reports whether the supervisor can run the guard: the
 // seccomp notifier (user_notif) and pidfd_getfd (Linux 5.6), checked on
 // the supervisor itself.
@@ -439,7 +407,7 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 	listener, diag := fds[0], fds[1]
 	var cg *createGuard
 	if want == 3 {
-		cg = &createGuard{proxy: fds[2], note: p.noteRefusal}
+		cg = &createGuard{proxy: fds[2], refusals: refusals{kind: "filesystem", note: p.noteRefusal}}
 	}
 	// The diag socket was made in the sandbox's network namespace, which
 	// outlives a helper that has already exec'd and exited.
@@ -460,11 +428,11 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 		return fmt.Errorf("connect broker: the sandbox's network namespace: %w", err)
 	}
 	g := &unixGuard{
-		named:  namedSockets(p.e.profile.Spec().Filesystem.Sockets),
-		diag:   diag,
-		shared: own.Dev == ns.Dev && own.Ino == ns.Ino,
-		exec:   newExecWatch(p.e.profile.Spec().Filesystem.Exec, p.noteRefusal),
-		note:   p.noteRefusal,
+		named:    namedSockets(p.e.profile.Spec().Filesystem.Sockets),
+		diag:     diag,
+		shared:   own.Dev == ns.Dev && own.Ino == ns.Ino,
+		exec:     newExecWatch(p.e.profile.Spec().Filesystem.Exec, p.noteRefusal),
+		refusals: refusals{kind: "unix-socket", note: p.noteRefusal},
 	}
 	p.gwMu.Lock()
 	defer p.gwMu.Unlock()
