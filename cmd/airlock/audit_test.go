@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/internal/syncbuf"
 )
 
 // writeAuditLog writes a small log with one event of each type and returns
@@ -152,24 +152,6 @@ func TestAuditWarnsAboutTornLines(t *testing.T) {
 	}
 }
 
-// lockedBuffer is written by the follower and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestAuditFollow(t *testing.T) {
 	path := writeAuditLog(t)
 	opts, code, ok := parseAuditFlags([]string{"--follow", "--log", path, "--type", "exit"}, os.Stdout, os.Stderr)
@@ -178,7 +160,7 @@ func TestAuditFollow(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut lockedBuffer
+	var out, errOut syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() { done <- printAudit(ctx, opts, &out, &errOut) }()
 

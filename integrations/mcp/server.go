@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlockhq/airlock/internal/syncbuf"
 	"github.com/airlockhq/airlock/sandbox"
 	"github.com/airlockhq/airlock/tool"
 )
@@ -164,7 +164,7 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in ru
 	}
 	timeout := time.Duration(in.TimeoutSeconds * float64(time.Second))
 	return s.call(ctx, req, "Bash", map[string]any{"command": in.Command}, func(ctx context.Context, id string) Outcome {
-		var out lockedBuffer
+		var out syncbuf.Buffer
 		res, err := s.exec(ctx, id, "run_command", []string{"bash", "-c", in.Command}, nil, &out, timeout)
 		o := outcomeOf(res, err)
 		o.Output = out.String()
@@ -208,22 +208,4 @@ func outcomeOf(res *sandbox.Result, err error) Outcome {
 		o.Denials = append(o.Denials, Denial{Source: "sandbox", Kind: d.Kind, Target: d.Target, Reason: d.Reason})
 	}
 	return o
-}
-
-// lockedBuffer collects stdout and stderr in the order they are written.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/airlockhq/airlock/internal/syncbuf"
 	"io"
 	"net/http"
 	"os"
@@ -23,7 +24,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -98,7 +98,7 @@ type Daemon struct {
 	URL string // http://127.0.0.1:PORT
 
 	cmd    *exec.Cmd
-	logs   *lockedBuffer
+	logs   *syncbuf.Buffer
 	exited chan struct{}
 	err    error // Wait's, once exited is closed
 }
@@ -118,7 +118,7 @@ func Start(ctx context.Context, o Options) (*Daemon, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting airlock serve: %w", err)
 	}
-	d := &Daemon{cmd: cmd, logs: &lockedBuffer{}, exited: make(chan struct{})}
+	d := &Daemon{cmd: cmd, logs: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	found := make(chan string, 1)
 	go func() {
 		// Copy every line of the daemon's log, watching for the address.
@@ -185,29 +185,6 @@ func (d *Daemon) Kill() {
 	}
 	_ = d.cmd.Process.Kill()
 	<-d.exited
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) WriteString(s string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.WriteString(s)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // Client calls a daemon's API with a token.

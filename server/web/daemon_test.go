@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/airlockhq/airlock/internal/syncbuf"
 	"net"
 	"net/http"
 	"os"
@@ -70,27 +71,9 @@ type daemon struct {
 	t      *testing.T
 	args   []string
 	env    []string
-	logs   lockedBuffer
+	logs   syncbuf.Buffer
 	cmd    *exec.Cmd
 	exited chan error
-}
-
-// lockedBuffer collects the daemon's output while tests read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var tokenRE = regexp.MustCompile(`alk_[A-Za-z0-9_-]+`)
