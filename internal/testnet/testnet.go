@@ -20,8 +20,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -70,7 +73,8 @@ type Netns struct {
 // loopback up; t.Cleanup deletes it.
 func NewNetns(t testing.TB, prefix string) *Netns {
 	t.Helper()
-	n := &Netns{Name: prefix + randomSuffix()}
+	sweepOnce.Do(sweepStale)
+	n := &Netns{Name: fmt.Sprintf("%s%d-%s", prefix, os.Getpid(), randomSuffix())}
 	IP(t, "netns", "add", n.Name)
 	t.Cleanup(func() {
 		if out, err := exec.Command("ip", "netns", "del", n.Name).CombinedOutput(); err != nil {
@@ -81,6 +85,33 @@ func NewNetns(t testing.TB, prefix string) *Netns {
 	})
 	IP(t, "-n", n.Name, "link", "set", "lo", "up")
 	return n
+}
+
+var sweepOnce sync.Once
+
+// staleName is a namespace name NewNetns gives: its prefix, the pid of
+// the test process that made it, a random suffix.
+var staleName = regexp.MustCompile(`^airlock-[a-z]+-([0-9]+)-[0-9a-f]{8}$`)
+
+// sweepStale deletes the namespaces (and with them the veth pairs and
+// their addresses) that test processes made and could not delete because
+// they were killed, a timeout's SIGQUIT for one: left, they hold the
+// prefixes the next run's test hosts need. Only namespaces whose maker is
+// gone are touched; a pid in use again by anything keeps its namespaces.
+func sweepStale() {
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		m := staleName.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		pid, err := strconv.Atoi(m[1])
+		if err != nil || pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		exec.Command("ip", "netns", "del", e.Name()).Run()
+		os.RemoveAll(filepath.Join("/etc/netns", e.Name()))
+	}
 }
 
 // Do runs f on a thread that has entered the namespace. Sockets and
