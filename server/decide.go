@@ -298,11 +298,21 @@ func (a *approver) Approve(ctx context.Context, req gate.Request) (gate.Answer, 
 		ap = store.Approval{ID: newApprovalID(), CallHash: a.c.hash, Tool: a.c.Tool, Input: a.c.Input,
 			Workspace: a.c.Workspace, Agent: a.c.Identity.Agent, Session: a.c.Identity.Session, View: view,
 			State: store.Pending, CreatedAt: now.UTC(), ExpiresAt: now.Add(s.cfg.ApprovalTTL).UTC()}
-		if err := s.st.OpenApproval(ctx, ap); err != nil {
+		switch err := s.st.OpenApproval(ctx, ap); {
+		case errors.Is(err, store.ErrCallPending):
+			// Another request of the same call, here or on another
+			// replica, opened it first: wait on that one.
+			other, err := s.st.ApprovalForCall(ctx, a.c.hash, s.now())
+			if err != nil {
+				return gate.Answer{}, err
+			}
+			a.id = other.ID
+		case err != nil:
 			return gate.Answer{}, err
+		default:
+			a.id = ap.ID
+			s.notify()
 		}
-		a.id = ap.ID
-		s.notify()
 	}
 	if a.c.wait > 0 {
 		got, err := s.waitFor(ctx, a.id, a.c.wait)

@@ -459,7 +459,7 @@ func TestLastSeq(t *testing.T) {
 			t.Fatalf("with %d events: lastSeq %d, want %d", len(evs), got, want)
 		}
 		now := r.clock.Now()
-		if err := r.st.OpenApproval(ctx, store.Approval{ID: fmt.Sprint("apr_", n), CallHash: "h", Tool: "Bash", Input: []byte(`{}`),
+		if err := r.st.OpenApproval(ctx, store.Approval{ID: fmt.Sprint("apr_", n), CallHash: fmt.Sprint("h", n), Tool: "Bash", Input: []byte(`{}`),
 			CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}

@@ -25,6 +25,9 @@ var (
 	ErrAnswered = errors.New("approval already answered")
 	// ErrExpired: the approval expired before the answer came.
 	ErrExpired = errors.New("approval expired")
+	// ErrCallPending: OpenApproval found the call's earlier approval still
+	// pending; join that one (ApprovalForCall) instead.
+	ErrCallPending = errors.New("the call already has a pending approval")
 	// ErrReplayed: the grant's MAC was already spent (the same condition as
 	// grant.ErrReplayed, which implementations wrap too).
 	ErrReplayed = errors.New("grant already spent")
@@ -122,7 +125,11 @@ type Store interface {
 	LookupToken(ctx context.Context, hash [32]byte) (Token, error)
 
 	// OpenApproval stores a new pending approval and appends an
-	// EventOpened in the same transaction.
+	// EventOpened in the same transaction. It stores nothing and returns
+	// ErrCallPending when an approval with the same CallHash is pending
+	// and unexpired at a.CreatedAt: of concurrent opens of one call, on
+	// any replica, one stores and the others join it, so one answer
+	// reaches every client waiting on that call.
 	OpenApproval(ctx context.Context, a Approval) error
 	// Approval returns one approval, ErrNotFound when the id is unknown.
 	Approval(ctx context.Context, id string) (Approval, error)

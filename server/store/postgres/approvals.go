@@ -41,6 +41,20 @@ func collectApprovals(rows pgx.Rows) ([]store.Approval, error) {
 // OpenApproval stores a as pending and appends its EventOpened.
 func (s *Store) OpenApproval(ctx context.Context, a store.Approval) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		// Opens queue on one lock (they are rare next to decisions), so
+		// no other replica opens the same call between the check and the
+		// insert.
+		if err := advisoryLock(ctx, tx, lockOpen); err != nil {
+			return err
+		}
+		var pending bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM approvals
+	WHERE call_hash = $1 AND state = 'pending' AND expires_at > $2)`, a.CallHash, a.CreatedAt).Scan(&pending); err != nil {
+			return err
+		}
+		if pending {
+			return store.ErrCallPending
+		}
 		_, err := tx.Exec(ctx, `INSERT INTO approvals
 	(id, call_hash, tool, input, workspace, agent, session, view, state, created_at, expires_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10)`,

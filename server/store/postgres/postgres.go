@@ -142,6 +142,7 @@ func retryable(err error) bool {
 const (
 	lockMigrate = 0x61697201 // "air" 1
 	lockEvents  = 0x61697202 // "air" 2
+	lockOpen    = 0x61697203 // "air" 3
 )
 
 func advisoryLock(ctx context.Context, tx pgx.Tx, key int32) error {

@@ -91,7 +91,18 @@ func (s *Store) OpenApproval(ctx context.Context, a store.Approval) error {
 		a.View = []byte("null")
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		// Writes go through one connection, so nothing opens the same
+		// call between this check and the insert.
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM approvals WHERE call_hash = ? AND state = 'pending' AND expires_at > ? LIMIT 1`,
+			a.CallHash, ns(a.CreatedAt)).Scan(&one)
+		if err == nil {
+			return store.ErrCallPending
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlite: open approval: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.ID, a.CallHash, a.Tool, []byte(a.Input), a.Workspace, a.Agent, a.Session, []byte(a.View), string(a.State),
 			ns(a.CreatedAt), ns(a.ExpiresAt), a.Answer, int64(a.For), ns(a.AnsweredAt), a.AnsweredBy, boolInt(a.Used))
 		if err != nil {

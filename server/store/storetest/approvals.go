@@ -345,25 +345,34 @@ func testApprovalForCall(t *testing.T, s store.Store) {
 	if got := forCall(now); got != "apr_old" {
 		t.Errorf("one pending: %s, want apr_old", got)
 	}
-	open("apr_new", now.Add(2*time.Second), time.Hour)
-	if got := forCall(now.Add(3 * time.Second)); got != "apr_new" {
-		t.Errorf("two pending: %s, want the newest, apr_new", got)
+	// While apr_old is pending, a second open of the call stores nothing.
+	dup := newApproval("apr_dup", now.Add(time.Second), time.Hour)
+	dup.CallHash = "hash-call"
+	if err := s.OpenApproval(ctx(t), dup); !errors.Is(err, store.ErrCallPending) {
+		t.Errorf("second open of a pending call: %v, want ErrCallPending", err)
+	}
+	if _, err := s.Approval(ctx(t), "apr_dup"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused open was stored: %v", err)
 	}
 	// Answered but not yet used: still the call's approval.
-	if _, err := s.AnswerApproval(ctx(t), "apr_new", "once", 0, "tok", now.Add(3*time.Second), nil); err != nil {
+	if _, err := s.AnswerApproval(ctx(t), "apr_old", "once", 0, "tok", now.Add(time.Second), nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := forCall(now.Add(4 * time.Second)); got != "apr_new" {
-		t.Errorf("answered, unused: %s, want apr_new", got)
+	if got := forCall(now.Add(2 * time.Second)); got != "apr_old" {
+		t.Errorf("answered, unused: %s, want apr_old", got)
 	}
-	// Once used, the older pending one is what is left.
-	if err := s.UseAnswer(ctx(t), "apr_new"); err != nil {
+	// Answered, the call may open anew; the newest approval is the call's.
+	open("apr_new", now.Add(2*time.Second), time.Minute)
+	if got := forCall(now.Add(3 * time.Second)); got != "apr_new" {
+		t.Errorf("pending after an answered one: %s, want the newest, apr_new", got)
+	}
+	if err := s.UseAnswer(ctx(t), "apr_old"); err != nil {
 		t.Fatal(err)
 	}
-	if got := forCall(now.Add(4 * time.Second)); got != "apr_old" {
-		t.Errorf("newest used: %s, want apr_old", got)
+	if got := forCall(now.Add(3 * time.Second)); got != "apr_new" {
+		t.Errorf("older answer used: %s, want apr_new", got)
 	}
-	// Past its expiry apr_old is not pending any more...
+	// Past its expiry apr_new is not pending any more...
 	if got := forCall(now.Add(2 * time.Minute)); got != "none" {
 		t.Errorf("pending past its expiry: %s, want ErrNotFound", got)
 	}
@@ -371,8 +380,27 @@ func testApprovalForCall(t *testing.T, s store.Store) {
 	if _, err := s.ExpireApprovals(ctx(t), now.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if got := forCall(now.Add(2 * time.Minute)); got != "apr_old" {
-		t.Errorf("expired, unused: %s, want apr_old", got)
+	if got := forCall(now.Add(2 * time.Minute)); got != "apr_new" {
+		t.Errorf("expired, unused: %s, want apr_new", got)
+	}
+}
+
+// testConcurrentOpens: of concurrent opens of one call exactly one
+// stores; the others get ErrCallPending and join it.
+func testConcurrentOpens(t *testing.T, s store.Store) {
+	now := base()
+	errs := race(concurrency, func(i int) error {
+		a := newApproval(fmt.Sprintf("apr_%02d", i), now, time.Hour)
+		a.CallHash = "hash-same-call"
+		return s.OpenApproval(ctx(t), a)
+	})
+	oneNil(t, errs, func(err error) bool { return errors.Is(err, store.ErrCallPending) })
+	list, err := s.PendingApprovals(ctx(t), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 {
+		t.Errorf("%d pending approvals for one call, want 1", len(list))
 	}
 }
 

@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentExpiresOnce", testConcurrentExpire},
 		{"AnswerRacesExpiry", testAnswerRacesExpiry},
 		{"ApprovalForCall", testApprovalForCall},
+		{"ConcurrentOpensOneStores", testConcurrentOpens},
 		{"UseAnswerOnce", testUseAnswer},
 		{"ConcurrentUseAnswerOnce", testConcurrentUseAnswer},
 		{"RulesWithExpiry", testRules},
