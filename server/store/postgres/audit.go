@@ -37,7 +37,7 @@ func (s *Store) AppendAudit(ctx context.Context, e audit.Event) error {
 		return fmt.Errorf("postgres: encoding a %q audit event: %w", e.Type, err)
 	}
 	row := auditRow{time: e.Time, tool: e.Tool, decision: e.Decision, event: grant.Redact(string(line))}
-	if err := s.audit.append(ctx, row); err != nil {
+	if err := s.audit.Add(ctx, row); err != nil {
 		return fmt.Errorf("postgres: appending an audit event: %w", err)
 	}
 	return nil

@@ -43,7 +43,7 @@ import (
 // may share the database.
 type Store struct {
 	pool  *pgxpool.Pool
-	audit *auditCommitter
+	audit *store.GroupCommit[auditRow]
 	// closeOnce makes Close safe to call twice.
 	closeOnce sync.Once
 	// spends counts Spend calls, to sweep long-expired ledger rows now and
@@ -90,7 +90,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s.audit = newAuditCommitter(pool)
+	s.audit = store.NewGroupCommit(maxAuditBatch, func(b []auditRow) error { return commitAudit(pool, b) })
 	return s, nil
 }
 
@@ -101,7 +101,7 @@ const defaultMaxConns = 16
 // pool.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.audit.close()
+		s.audit.Close()
 		s.pool.Close()
 	})
 	return nil

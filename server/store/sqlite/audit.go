@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -84,7 +83,7 @@ func (s *Store) AppendAudit(ctx context.Context, e audit.Event) error {
 	// log: the token alphabet is JSON-safe, so redacting the encoded
 	// event is exact.
 	data = []byte(grant.Redact(string(data)))
-	return s.ac.append(ctx, auditRow{time: ns(e.Time), tool: e.Tool, decision: e.Decision, event: data})
+	return s.ac.Add(ctx, auditRow{time: ns(e.Time), tool: e.Tool, decision: e.Decision, event: data})
 }
 
 func (s *Store) Audit(ctx context.Context, f store.AuditFilter) ([]audit.Event, error) {
@@ -128,82 +127,20 @@ func (s *Store) Audit(ctx context.Context, f store.AuditFilter) ([]audit.Event, 
 	return out, rows.Err()
 }
 
+// auditRow is one audit event on its way to the table.
 type auditRow struct {
 	time           int64
 	tool, decision string
 	event          []byte
-	done           chan error
-}
-
-// auditCommitter is the group commit behind AppendAudit.
-type auditCommitter struct {
-	db   *sql.DB
-	in   chan auditRow
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
 }
 
 // maxAuditBatch bounds one group commit.
 const maxAuditBatch = 256
 
-func newAuditCommitter(db *sql.DB) *auditCommitter {
-	c := &auditCommitter{db: db, in: make(chan auditRow), quit: make(chan struct{}), done: make(chan struct{})}
-	go c.loop()
-	return c
-}
-
-var errClosed = errors.New("sqlite: the store is closed")
-
-func (c *auditCommitter) append(ctx context.Context, r auditRow) error {
-	r.done = make(chan error, 1)
-	select {
-	case c.in <- r:
-	case <-c.quit:
-		return errClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	// Once handed over, the row is committed or refused whatever ctx
-	// does; wait for the verdict so the caller never reports a write
-	// that later happens, or misses one that did.
-	return <-r.done
-}
-
-func (c *auditCommitter) close() {
-	c.once.Do(func() { close(c.quit) })
-	<-c.done
-}
-
-func (c *auditCommitter) loop() {
-	defer close(c.done)
-	for {
-		var batch []auditRow
-		select {
-		case r := <-c.in:
-			batch = append(batch, r)
-		case <-c.quit:
-			return
-		}
-	more:
-		for len(batch) < maxAuditBatch {
-			select {
-			case r := <-c.in:
-				batch = append(batch, r)
-			default:
-				break more
-			}
-		}
-		err := c.commit(batch)
-		for _, r := range batch {
-			r.done <- err
-		}
-	}
-}
-
-func (c *auditCommitter) commit(batch []auditRow) error {
+// commitAudit writes one group commit's rows in one transaction.
+func commitAudit(db *sql.DB, batch []auditRow) error {
 	ctx := context.Background()
-	tx, err := c.db.BeginTx(ctx, nil)
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: audit: %w", err)
 	}

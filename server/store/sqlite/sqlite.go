@@ -44,7 +44,7 @@ type Store struct {
 	path string
 	w    *sql.DB // one connection: every write
 	r    *sql.DB // reads
-	ac   *auditCommitter
+	ac   *store.GroupCommit[auditRow]
 
 	stmts sync.Map // query text → *sql.Stmt on r: SQLite's parser is a read's largest cost
 
@@ -108,7 +108,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", abs, err)
 	}
-	s.ac = newAuditCommitter(w)
+	s.ac = store.NewGroupCommit(maxAuditBatch, func(b []auditRow) error { return commitAudit(w, b) })
 	return s, nil
 }
 
@@ -119,7 +119,7 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		if s.ac != nil {
-			s.ac.close()
+			s.ac.Close()
 		}
 		s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 		s.closeErr = errors.Join(s.w.Close(), s.r.Close())
