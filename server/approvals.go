@@ -102,6 +102,8 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 // when wait passes. It polls the Store (another replica may answer) and
 // wakes early when this process changes an approval.
 func (s *Server) waitFor(ctx context.Context, id string, wait time.Duration) (store.Approval, error) {
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	poll := time.NewTicker(s.cfg.PollInterval)

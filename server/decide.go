@@ -274,56 +274,78 @@ func (a *approver) askReason(reason string) string {
 
 func (a *approver) Approve(ctx context.Context, req gate.Request) (gate.Answer, error) {
 	s := a.s
+	deadline := time.Now().Add(a.c.wait)
+	for {
+		ans, done, err := a.join(ctx, req)
+		if done || err != nil {
+			return ans, err
+		}
+		wait := time.Until(deadline)
+		if a.c.wait <= 0 || wait <= 0 {
+			break
+		}
+		got, err := s.waitFor(ctx, a.id, wait)
+		if err != nil || got.State == store.Pending {
+			break
+		}
+		switch err := s.st.UseAnswer(context.WithoutCancel(ctx), got.ID); {
+		case err == nil:
+			return answerOf(got), nil
+		case !errors.Is(err, store.ErrAnswered):
+			return gate.Answer{}, err
+		}
+		// Another request of the same call took the answer (an answer is
+		// used once): this one waits for an answer of its own.
+	}
+	a.pending = true
+	return gate.Answer{}, errPending
+}
+
+// join finds the call's answer not yet used (done: it decides), or the
+// approval pending for the call, or opens one; a.id names the approval.
+func (a *approver) join(ctx context.Context, req gate.Request) (gate.Answer, bool, error) {
+	s := a.s
+	a.id = ""
 	ap, err := s.st.ApprovalForCall(ctx, a.c.hash, s.now())
 	switch {
 	case err == nil && ap.State != store.Pending:
 		if err := s.st.UseAnswer(ctx, ap.ID); err == nil {
 			a.id = ap.ID
-			return answerOf(ap), nil
+			return answerOf(ap), true, nil
 		} else if !errors.Is(err, store.ErrAnswered) {
-			return gate.Answer{}, err
+			return gate.Answer{}, false, err
 		}
 		// Another request of the same call took this answer: ask anew.
 	case err == nil:
 		a.id = ap.ID
+		return gate.Answer{}, false, nil
 	case !errors.Is(err, store.ErrNotFound):
-		return gate.Answer{}, err
+		return gate.Answer{}, false, err
 	}
-	if a.id == "" {
-		view, err := json.Marshal(s.buildView(a.c.Call, req, a.profile))
+	view, err := json.Marshal(s.buildView(a.c.Call, req, a.profile))
+	if err != nil {
+		return gate.Answer{}, false, err
+	}
+	now := s.now()
+	ap = store.Approval{ID: newApprovalID(), CallHash: a.c.hash, Tool: a.c.Tool, Input: a.c.Input,
+		Workspace: a.c.Workspace, Agent: a.c.Identity.Agent, Session: a.c.Identity.Session, View: view,
+		State: store.Pending, CreatedAt: now.UTC(), ExpiresAt: now.Add(s.cfg.ApprovalTTL).UTC()}
+	switch err := s.st.OpenApproval(ctx, ap); {
+	case errors.Is(err, store.ErrCallPending):
+		// Another request of the same call, here or on another replica,
+		// opened it first: wait on that one.
+		other, err := s.st.ApprovalForCall(ctx, a.c.hash, s.now())
 		if err != nil {
-			return gate.Answer{}, err
+			return gate.Answer{}, false, err
 		}
-		now := s.now()
-		ap = store.Approval{ID: newApprovalID(), CallHash: a.c.hash, Tool: a.c.Tool, Input: a.c.Input,
-			Workspace: a.c.Workspace, Agent: a.c.Identity.Agent, Session: a.c.Identity.Session, View: view,
-			State: store.Pending, CreatedAt: now.UTC(), ExpiresAt: now.Add(s.cfg.ApprovalTTL).UTC()}
-		switch err := s.st.OpenApproval(ctx, ap); {
-		case errors.Is(err, store.ErrCallPending):
-			// Another request of the same call, here or on another
-			// replica, opened it first: wait on that one.
-			other, err := s.st.ApprovalForCall(ctx, a.c.hash, s.now())
-			if err != nil {
-				return gate.Answer{}, err
-			}
-			a.id = other.ID
-		case err != nil:
-			return gate.Answer{}, err
-		default:
-			a.id = ap.ID
-			s.notify()
-		}
+		a.id = other.ID
+	case err != nil:
+		return gate.Answer{}, false, err
+	default:
+		a.id = ap.ID
+		s.notify()
 	}
-	if a.c.wait > 0 {
-		got, err := s.waitFor(ctx, a.id, a.c.wait)
-		if err == nil && got.State != store.Pending {
-			if err := s.st.UseAnswer(context.WithoutCancel(ctx), got.ID); err == nil {
-				return answerOf(got), nil
-			}
-		}
-	}
-	a.pending = true
-	return gate.Answer{}, errPending
+	return gate.Answer{}, false, nil
 }
 
 // answerOf is the gate's Answer for an answered or expired approval.

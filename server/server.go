@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airlockhq/airlock/gate"
@@ -90,6 +91,8 @@ type Server struct {
 	// answerMu serialises this process's answers, so the rules file gets
 	// the rules of the answer that won and no other.
 	answerMu sync.Mutex
+	// waiting counts the requests waiting for an answer right now.
+	waiting atomic.Int64
 
 	policies policyCache
 	tokMu    sync.Mutex

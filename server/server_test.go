@@ -298,10 +298,57 @@ func TestDecideWaitsForTheAnswer(t *testing.T) {
 	}
 }
 
+// Two clients waiting on one call share its approval; a "once" answer is
+// used by one of them, and the other goes on waiting on an approval of its
+// own, which a second answer settles.
+func TestTwoWaitersOfOneCall(t *testing.T) {
+	r := newRig(t)
+	got := make(chan decideResponse, 2)
+	for range 2 {
+		go func() {
+			var d decideResponse
+			code, body := r.do("POST", "/v1/decide", r.bash("make deploy", "wait", "5m"))
+			if code == 200 {
+				json.Unmarshal(body, &d)
+			}
+			got <- d
+		}()
+	}
+	first := waitPending(t, r)
+	// Both requests are in: only then can the one answer reach both.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if time.Now().After(deadline) {
+			t.Fatal("the second request never waited")
+		}
+		var list struct{ Approvals []Approval }
+		r.must(200, "GET", "/v1/approvals", "", &list)
+		if len(list.Approvals) != 1 {
+			t.Fatalf("two waiters of one call: %d approvals pending, want 1", len(list.Approvals))
+		}
+		if r.srv.waiting.Load() == 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.must(200, "POST", "/v1/approvals/"+first, `{"answer":"once"}`, nil)
+	d := <-got
+	if d.Decision != "allow" || d.ApprovalID != first {
+		t.Fatalf("first waiter: %+v, want allow by %s", d, first)
+	}
+	second := waitPending(t, r)
+	if second == first {
+		t.Fatal("the second waiter waits on the answered approval")
+	}
+	r.must(200, "POST", "/v1/approvals/"+second, `{"answer":"deny"}`, nil)
+	if d := <-got; d.Decision != "deny" || d.ApprovalID != second {
+		t.Fatalf("second waiter: %+v, want deny by %s", d, second)
+	}
+}
+
 // waitPending waits until one approval is pending and returns it.
 func waitPending(t *testing.T, r *rig) string {
 	t.Helper()
-	for {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		var list struct{ Approvals []Approval }
 		r.must(200, "GET", "/v1/approvals", "", &list)
 		if len(list.Approvals) == 1 {
@@ -309,6 +356,8 @@ func waitPending(t *testing.T, r *rig) string {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	t.Fatal("no approval became pending in 30s")
+	return ""
 }
 
 func TestLongPollSeesTheAnswer(t *testing.T) {
