@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +40,42 @@ func TestAttackBackstopFollowsSymlink(t *testing.T) {
 	requireControl(t, sb.Host(t, p), "")
 	if _, err := os.Stat(filepath.Join(sb.Workspace, ".git", "config")); err != nil {
 		t.Fatalf("positive control failed: .git/config does not lead outside: %v", err)
+	}
+}
+
+// TestAttackBackstopNestedSymlink: the end-of-run check is what is left
+// where the create guard cannot run (an old kernel), and with the guard
+// on nothing reaches it. So this runs with the guard off: a nested .git
+// symlinked outside is moved aside at the end, and what it points at is
+// never touched.
+func TestAttackBackstopNestedSymlink(t *testing.T) {
+	restore := sandbox.SetCreateGuardForTest(false)
+	defer restore()
+	sb, _ := attackTarget(t, nil)
+	outside := sandboxtest.OutsideDir(t)
+	must(t, os.WriteFile(filepath.Join(outside, "config"), []byte("outside\n"), 0o644))
+	want := outsideState(outside)
+	p := sandboxtest.Probe{Args: sandboxtest.Sh(`mkdir -p sub && ln -s "$1" sub/.git`, outside)}
+	o := sb.Run(t, p)
+	if got := outsideState(outside); got != want {
+		t.Errorf("ATTACK SUCCEEDED: the check changed files outside the workspace:\nbefore %s\nafter  %s\n%s", want, got, o)
+	}
+	if sandboxtest.Exists(filepath.Join(sb.Workspace, "sub", ".git")) {
+		t.Errorf("the symlink sub/.git the run planted is still in the workspace: %s", o)
+	}
+	moved := false
+	for _, d := range o.Result.Denials {
+		moved = moved || strings.Contains(d.Target, "sub/.git")
+	}
+	if !moved {
+		t.Errorf("no denial names the moved sub/.git: %+v", o.Result.Denials)
+	}
+	// Control: the host can plant the same symlink, and through it reach
+	// the file outside.
+	must(t, os.RemoveAll(filepath.Join(sb.Workspace, "sub")))
+	requireControl(t, sb.Host(t, p), "")
+	if _, err := os.Stat(filepath.Join(sb.Workspace, "sub", ".git", "config")); err != nil {
+		t.Fatalf("positive control failed: sub/.git/config does not lead outside: %v", err)
 	}
 }
 
