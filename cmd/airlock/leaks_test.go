@@ -75,13 +75,7 @@ func TestRunRestoresTerminal(t *testing.T) {
 	bin := buildAirlock(t)
 	ws := t.TempDir()
 	_, slave := sandboxtest.OpenPTY(t)
-	lflag := func() uint32 {
-		tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tio.Lflag
-	}
+	lflag := func() uint32 { return termLflag(t, slave) }
 	before := lflag()
 	cmd := exec.Command(bin, "run", "--workspace", ws, "--timeout", "2s", "--", "sh", "-c", "stty raw -echo && echo changed && sleep 600")
 	cmd.Stdin = slave
@@ -108,13 +102,7 @@ func TestRunRestoresTerminalInBackground(t *testing.T) {
 	bin := buildAirlock(t)
 	ws := t.TempDir()
 	_, slave := sandboxtest.OpenPTY(t)
-	lflag := func() uint32 {
-		tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tio.Lflag
-	}
+	lflag := func() uint32 { return termLflag(t, slave) }
 	before := lflag()
 	script := `set -m; "$1" run --workspace "$2" -- sh -c 'stty raw -echo && echo changed' & wait $!; echo "status $?"`
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -136,4 +124,14 @@ func TestRunRestoresTerminalInBackground(t *testing.T) {
 	if after := lflag(); after != before {
 		t.Errorf("terminal modes changed by the run: lflag %#x, was %#x", after, before)
 	}
+}
+
+// termLflag reads the local modes (echo, canonical input) of a terminal.
+func termLflag(t *testing.T, tty *os.File) uint32 {
+	t.Helper()
+	tio, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tio.Lflag
 }
