@@ -203,6 +203,12 @@ var builtin = Preparers{
 	"WebSearch":    prepareNamedTool,
 	"Task":         prepareNamedTool,
 	"TodoWrite":    prepareNamedTool,
+
+	"Monitor":                prepareMonitor,
+	"PowerShell":             preparePowerShell,
+	"ReadMcpResourceTool":    prepareMCPResource,
+	"ReadMcpResourceDirTool": prepareMCPResource,
+	"ListMcpResourcesTool":   prepareMCPResource,
 }
 
 // Builtin returns a copy of the built-in preparers, for a consumer that

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -18,25 +17,46 @@ import (
 // either way, as are duplicate keys, keys a tool does not have, values of
 // the wrong type and text that is not UTF-8.
 
-// inputFields are the input fields of the built-in tools, by Claude Code's
-// names, each "NAME:TYPE" (s string, n number, b boolean, a array). A key
-// that is not listed refuses the call: it is either a spelling meant to
-// confuse one of the parsers or a field this version does not know, whose
-// meaning the gate cannot weigh. A value of another type (null aside)
-// refuses it too: the tool would reject it, or read it another way.
+// inputFields are, by Claude Code's names, the input fields of the
+// built-in tools that the gate reads, each "NAME:TYPE" (s string, n
+// number, b boolean, a array, o object). A value of another type (null
+// aside) refuses the call: the gate would read it one way and the tool
+// another, or not at all. Any other key is tolerated, because Claude Code
+// adds fields to its tools (Read's allow_large, Grep's -o, WebFetch's
+// offset) and a field the gate does not read cannot change what it
+// decides, with one exception: a key that differs from a listed one only
+// in case still refuses the call, since it is a spelling meant to make
+// the two parsers read different values. The list is checked against the
+// Claude Agent SDK's published tool types (pinned in
+// integrations/claudecode/testdata/sdk) by the claudecode tests.
 var inputFields = map[string][]string{
-	"Bash":         {"command:s", "description:s", "timeout:n", "run_in_background:b", "dangerouslyDisableSandbox:b"},
-	"Read":         {"file_path:s", "offset:n", "limit:n", "pages:s"},
-	"Write":        {"file_path:s", "content:s"},
-	"Edit":         {"file_path:s", "old_string:s", "new_string:s", "replace_all:b"},
-	"MultiEdit":    {"file_path:s", "edits:a"},
-	"NotebookEdit": {"notebook_path:s", "cell_id:s", "new_source:s", "cell_type:s", "edit_mode:s"},
-	"NotebookRead": {"notebook_path:s", "cell_id:s"},
-	"LS":           {"path:s", "ignore:a"},
-	"Glob":         {"pattern:s", "path:s"},
-	"Grep": {"pattern:s", "path:s", "glob:s", "type:s", "output_mode:s", "-i:b", "-n:b", "-A:n", "-B:n", "-C:n",
-		"context:n", "multiline:b", "head_limit:n", "offset:n"},
-	"WebFetch": {"url:s", "prompt:s"},
+	"Bash":                   {"command:s"},
+	"PowerShell":             {"command:s"},
+	"Monitor":                {"command:s", "ws:o"},
+	"Read":                   {"file_path:s"},
+	"Write":                  {"file_path:s"},
+	"Edit":                   {"file_path:s"},
+	"MultiEdit":              {"file_path:s"},
+	"NotebookEdit":           {"notebook_path:s"},
+	"NotebookRead":           {"notebook_path:s"},
+	"LS":                     {"path:s"},
+	"Glob":                   {"pattern:s", "path:s"},
+	"Grep":                   {"pattern:s", "path:s", "glob:s", "type:s"},
+	"WebFetch":               {"url:s", "prompt:s"},
+	"ReadMcpResourceTool":    {"server:s", "uri:s"},
+	"ReadMcpResourceDirTool": {"server:s", "uri:s"},
+	"ListMcpResourcesTool":   {"server:s"},
+}
+
+// InputFields returns, for each built-in tool, the input fields the gate
+// reads and the JSON type each must have ("NAME:TYPE" as above), for the
+// tests that check them against Claude Code's published types.
+func InputFields() map[string][]string {
+	out := make(map[string][]string, len(inputFields))
+	for k, v := range inputFields {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
 }
 
 // maxInputDepth bounds the nesting of a tool input; Claude Code's tools
@@ -88,7 +108,10 @@ func checkInput(toolName string, data []byte) error {
 	for i, k := range top {
 		want, found := fieldType(known, k)
 		if !found {
-			return unknownField(toolName, k, known)
+			if err := caseVariant(k, known); err != nil {
+				return err
+			}
+			continue // a field the gate does not read
 		}
 		if got := sc.kinds[i]; got != want && got != 'z' {
 			return fmt.Errorf("%q must be %s, not %s", k, kindNames[want], kindNames[got])
@@ -109,17 +132,15 @@ func fieldType(known []string, key string) (byte, bool) {
 	return 0, false
 }
 
-func unknownField(toolName, key string, known []string) error {
-	var names []string
+// caseVariant refuses key when it is a listed field spelt in another
+// case: Claude Code reads the exact key, encoding/json either.
+func caseVariant(key string, known []string) error {
 	for _, f := range known {
-		name := f[:strings.LastIndexByte(f, ':')]
-		if strings.EqualFold(name, key) {
+		if name := f[:strings.LastIndexByte(f, ':')]; strings.EqualFold(name, key) {
 			return fmt.Errorf("key %q is not %q: keys are matched exactly", key, name)
 		}
-		names = append(names, name)
 	}
-	sort.Strings(names)
-	return fmt.Errorf("unknown key %q (%s takes %s)", key, toolName, strings.Join(names, ", "))
+	return nil
 }
 
 // inputScanner walks the structure of a JSON text: objects, arrays and
