@@ -30,7 +30,7 @@ type Output struct {
 // Decision is the hookSpecificOutput object of a PreToolUse answer.
 type Decision struct {
 	HookEventName            string          `json:"hookEventName"`
-	PermissionDecision       string          `json:"permissionDecision"`
+	PermissionDecision       string          `json:"permissionDecision,omitempty"` // empty: no decision (VerdictDefer)
 	PermissionDecisionReason string          `json:"permissionDecisionReason"`
 	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
 }
@@ -116,20 +116,32 @@ func (h *Hook) block(in Input, err error, stderr io.Writer) int {
 }
 
 // Decide decides one parsed call. It never waits for a person: what the
-// gate cannot decide alone becomes permissionDecision "ask".
+// gate cannot decide alone becomes permissionDecision "ask". The gate's
+// decision is then weighed against Claude Code's permission mode (see
+// modeVerdict) and the tool's class (see Tool): where allowing would make
+// Claude Code less strict than it is alone, the hook gives no decision.
+// The audit event records the answer given, "defer" for none.
 func (h *Hook) Decide(ctx context.Context, in Input) Output {
 	ws := FindWorkspace(in.Cwd, "")
 	if h.Workspace != nil {
 		ws = h.Workspace(in.Cwd)
 	}
 	rec := idRecorder{next: h.Recorder, session: in.SessionID, toolUse: in.ToolUseID}
-	denyNow := func(reason string) Output {
-		if err := rec.Append(audit.Event{Type: audit.TypeDecision, Tool: in.ToolName,
-			Decision: string(rules.Deny), Reason: reason, Layer: "hook"}); err != nil {
-			reason += " (and the audit log failed: " + err.Error() + ")"
+	// The gate's event is held back and written once the mode and the
+	// sandbox have had their say, so that it records the answer given.
+	var held heldEvent
+	finish := func(v Verdict, reason string, updated json.RawMessage) Output {
+		ev := held.event
+		if !held.set {
+			ev = audit.Event{Type: audit.TypeDecision, Tool: in.ToolName, Layer: "hook"}
 		}
-		return answer(rules.Deny, reason, nil)
+		ev.Decision, ev.Reason = string(v), reason
+		if err := rec.Append(ev); err != nil {
+			return answer(VerdictDeny, "the decision could not be written to the audit log, so the call is refused: "+err.Error(), nil)
+		}
+		return answer(v, reason, updated)
 	}
+	denyNow := func(reason string) Output { return finish(VerdictDeny, reason, nil) }
 	if h.Policy == nil {
 		return denyNow("the hook has no policy loader")
 	}
@@ -145,17 +157,25 @@ func (h *Hook) Decide(ctx context.Context, in Input) Output {
 	// No Approver: the gate's "a person must decide" comes back as ask,
 	// which Claude Code puts to its user. No Issuer: the sandbox rewrite
 	// mints its one grant for the whole command itself.
-	ev := &gate.Evaluator{Rules: pol.Rules, Recorder: rec}
+	ev := &gate.Evaluator{Rules: pol.Rules, Recorder: &held, Preparers: preparers(in.ToolName)}
 	if pol.Profile != nil {
 		ev.Profile = pol.Profile
 	}
 	d, _ := ev.Decide(ctx, call) // d is a denial whenever err is set
-	if d.Effect == rules.Deny || in.ToolName != "Bash" {
-		return answer(d.Effect, d.Reason, nil)
+	info := Tool(in.ToolName)
+	verdict, reason := modeVerdict(in.PermissionMode, ws, info, d)
+	if verdict == VerdictDeny {
+		return finish(verdict, reason, nil)
 	}
 	sandboxed := pol.Sandbox || (h.Sandbox != nil && h.Sandbox.Always)
 	if !sandboxed {
-		return answer(d.Effect, d.Reason, nil)
+		return finish(verdict, reason, nil)
+	}
+	if in.ToolName == "PowerShell" {
+		return denyNow("the workspace runs commands inside the airlock sandbox, which runs bash, not PowerShell; use Bash")
+	}
+	if !info.Shell || !hasCommand(in.ToolInput) {
+		return finish(verdict, reason, nil)
 	}
 	if h.Sandbox == nil {
 		return denyNow("the workspace policy sets sandbox = true but this hook cannot rewrite commands; run it as 'airlock hook claude-code'")
@@ -167,16 +187,24 @@ func (h *Hook) Decide(ctx context.Context, in Input) Output {
 	if err != nil {
 		return denyNow("the command could not be rewritten to run in the sandbox: " + err.Error())
 	}
-	return answer(d.Effect, d.Reason+"; it runs inside the airlock sandbox", updated)
+	if verdict == VerdictDefer {
+		// The rewrite must reach Claude Code, and it is only applied with
+		// a decision: the person sees the sandboxed command instead of
+		// Claude Code's own prompt.
+		verdict = VerdictAsk
+	}
+	return finish(verdict, reason+"; it runs inside the airlock sandbox", updated)
 }
 
-// answer builds the hook's output for a gate effect.
-func answer(effect rules.Effect, reason string, updated json.RawMessage) Output {
-	decision := string(effect)
-	switch effect {
-	case rules.Allow, rules.Ask, rules.Deny:
+// answer builds the hook's output for a verdict.
+func answer(v Verdict, reason string, updated json.RawMessage) Output {
+	decision := string(v)
+	switch v {
+	case VerdictAllow, VerdictAsk, VerdictDeny:
+	case VerdictDefer:
+		decision = "" // no permissionDecision: Claude Code decides
 	default:
-		decision, reason = string(rules.Deny), fmt.Sprintf("unknown gate effect %q: %s", effect, reason)
+		decision, reason = string(VerdictDeny), fmt.Sprintf("unknown verdict %q: %s", v, reason)
 	}
 	return Output{HookSpecificOutput: Decision{
 		HookEventName:            EventPreToolUse,
@@ -184,6 +212,28 @@ func answer(effect rules.Effect, reason string, updated json.RawMessage) Output 
 		PermissionDecisionReason: "airlock: " + reason,
 		UpdatedInput:             updated,
 	}}
+}
+
+// hasCommand reports whether a tool input has a "command" member (a
+// Monitor call has a command or a WebSocket).
+func hasCommand(input json.RawMessage) bool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(input, &fields) != nil {
+		return false
+	}
+	_, ok := fields["command"]
+	return ok
+}
+
+// heldEvent keeps the gate's audit event instead of writing it.
+type heldEvent struct {
+	event audit.Event
+	set   bool
+}
+
+func (h *heldEvent) Append(e audit.Event) error {
+	h.event, h.set = e, true
+	return nil
 }
 
 // idRecorder stamps the session and tool-use ids on every event.

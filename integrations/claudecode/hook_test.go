@@ -2,7 +2,9 @@ package claudecode_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -152,7 +154,7 @@ func TestHookGolden(t *testing.T) {
 
 		switch code {
 		case claudecode.ExitDecided:
-			if stderr.Len() != 0 || !strings.HasPrefix(stdout.String(), `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"`) {
+			if stderr.Len() != 0 || !strings.HasPrefix(stdout.String(), `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision`) {
 				t.Errorf("%s: a decision must be JSON on stdout and nothing on stderr; got %q / %q", name, stdout.String(), stderr.String())
 			}
 		case claudecode.ExitBlocked:
@@ -170,6 +172,16 @@ func TestHookGolden(t *testing.T) {
 		ev := evs[len(evs)-1]
 		if ev.Type != audit.TypeDecision || ev.Decision == "" {
 			t.Errorf("%s: audit event %+v is not a decision", name, ev)
+		}
+		if code == claudecode.ExitDecided {
+			var out claudecode.Output
+			if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+				t.Errorf("%s: stdout: %v", name, err)
+			}
+			answered := cmp.Or(out.HookSpecificOutput.PermissionDecision, string(claudecode.VerdictDefer))
+			if ev.Decision != answered {
+				t.Errorf("%s: the audit records %q, the hook answered %q", name, ev.Decision, answered)
+			}
 		}
 		if code == claudecode.ExitDecided && (ev.SessionID != "sess-1" || !strings.HasPrefix(ev.ToolUseID, "toolu_")) {
 			t.Errorf("%s: audit event has session %q and tool use %q, want the call's", name, ev.SessionID, ev.ToolUseID)
