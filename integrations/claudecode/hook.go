@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/gate"
@@ -163,7 +164,10 @@ func (h *Hook) Decide(ctx context.Context, in Input) Output {
 	}
 	d, _ := ev.Decide(ctx, call) // d is a denial whenever err is set
 	info := Tool(in.ToolName)
-	verdict, reason := modeVerdict(in.PermissionMode, ws, info, d)
+	now := time.Now()
+	verdict, reason := modeVerdict(in.PermissionMode, ws, info, d, func(r tool.Requirement) bool {
+		return pol.Rules.Match(rules.Allow, r, now) != nil
+	})
 	if verdict == VerdictDeny {
 		return finish(verdict, reason, nil)
 	}

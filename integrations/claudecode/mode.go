@@ -49,7 +49,10 @@ const (
 //     this version does not know is asked about unless a rule denies it.
 //
 // The reason says why, for the audit and for Claude Code's debug log.
-func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision) (Verdict, string) {
+//
+// ruleAllows reports whether an allow rule matches a requirement: the
+// gate does not look for one where the profile already allows it.
+func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision, ruleAllows func(tool.Requirement) bool) (Verdict, string) {
 	switch d.Effect {
 	case rules.Deny:
 		return VerdictDeny, d.Reason
@@ -79,7 +82,7 @@ func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision) (Verdic
 		return VerdictDefer, d.Reason + "; in plan mode airlock allows nothing that can change anything: Claude Code's permissions decide"
 	}
 	for _, s := range d.Requirements {
-		if s.Effect == rules.Allow && s.Layer != gate.LayerProfile {
+		if s.Effect == rules.Allow && (s.Layer != gate.LayerProfile || ruleAllows != nil && ruleAllows(s.Requirement)) {
 			continue // a rule allows it: Claude Code's own allow rules would too
 		}
 		if !unasked(mode, workspace, info, s.Requirement) {
