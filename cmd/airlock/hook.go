@@ -26,11 +26,19 @@ profile:
     "permissionDecisionReason": "airlock: ..."}}
 
 and exits 0. What the gate leaves to a person comes back as "ask": Claude
-Code asks its user; the hook never waits. Input that is empty, larger
-than 4 MiB, not one JSON object, has duplicate keys, is not a PreToolUse
-call or has fields of the wrong type is blocked: exit 2 and the reason on
-stderr. Every decision goes to the audit log with Claude Code's
-session_id and tool_use_id.
+Code asks its user; the hook never waits. The answer never makes Claude
+Code less strict than it is alone: under the call's permission_mode, where
+Claude Code alone would ask (a write no rule allows in "default", anything
+that changes something in "plan") the hook prints no permissionDecision
+and Claude Code's own permissions decide; deny holds in every mode, also
+bypassPermissions. Tools that steer Claude Code (Agent, AskUserQuestion,
+plan mode, todos, skills, tasks) are left to Claude Code unless a rule
+names them; a tool airlock does not know yet is asked about. Input that is
+empty, larger than 4 MiB, not one JSON object, has duplicate keys, is not
+a PreToolUse call or has a field airlock reads of the wrong type is
+blocked: exit 2 and the reason on stderr. Every answer goes to the audit
+log with Claude Code's session_id and tool_use_id ("defer" where it gave
+no decision).
 
 The workspace is $CLAUDE_PROJECT_DIR when the call's cwd is inside it,
 else the nearest directory above cwd with .airlock/, .claude/ or .git,
@@ -53,7 +61,8 @@ Register it with 'airlock init claude-code', or paste into
         {
           "matcher": "*",
           "hooks": [
-            {"type": "command", "command": "airlock hook claude-code"}
+            {"type": "command", "command": "/path/to/airlock",
+             "args": ["hook", "claude-code"], "onFailure": "block"}
           ]
         }
       ]

@@ -21,19 +21,27 @@ by adding:
         {
           "matcher": "*",
           "hooks": [
-            {"type": "command", "command": "/path/to/airlock hook claude-code"}
+            {"type": "command", "command": "/path/to/airlock",
+             "args": ["hook", "claude-code"], "onFailure": "block"}
           ]
         }
       ]
     }
   }
 
-with this airlock's absolute path (and --sandbox after it with --sandbox).
-Everything else in the file is kept, in its order; an airlock hook already
-there is updated, so a second run changes nothing. The previous file is
-saved as settings.json.airlock-backup (.1, .2, ... when that exists) and
-the new one is written atomically. A file that is not valid JSON is
-reported and left as it is.
+with this airlock's absolute path (and "--sandbox" after the arguments
+with --sandbox). The exec form ("args") runs airlock with no shell in
+between; "onFailure": "block" makes a hook that cannot start, times out or
+crashes block the call instead of letting it through. Both need a Claude
+Code that knows them (the Agent SDK's published settings type has them);
+an older one that ignores "args" runs airlock without arguments, which
+then blocks every call and says why. Everything else in the file is kept,
+in its order; an airlock hook already there (also in the shell form
+earlier versions wrote) is updated in place, keeping members such as a
+timeout, so a second run changes nothing. The previous file is saved as
+settings.json.airlock-backup (.1, .2, ... when that exists) and the new
+one is written atomically. A file that is not valid JSON is reported and
+left as it is.
 
 Flags:
 `
@@ -96,17 +104,18 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "airlock init: finding airlock's own path:", err)
 		return 1
 	}
-	command := claudecode.HookCommand(self, *sandboxFlag)
-	res, err := claudecode.InstallHook(path, command, mode)
+	hook := claudecode.AirlockHook(self, *sandboxFlag)
+	command := hook.String()
+	res, err := claudecode.InstallHook(path, hook, mode)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock init:", err)
 		return 1
 	}
 	if !res.Changed {
-		fmt.Fprintf(stdout, "%s already runs %q for every tool; nothing changed\n", res.Path, command)
+		fmt.Fprintf(stdout, "%s already runs %s for every tool, blocking the call when the hook fails; nothing changed\n", res.Path, command)
 		return 0
 	}
-	fmt.Fprintf(stdout, "%s now runs %q before every tool call\n", res.Path, command)
+	fmt.Fprintf(stdout, "%s now runs %s before every tool call, blocking the call when the hook fails\n", res.Path, command)
 	if res.Backup != "" {
 		fmt.Fprintf(stdout, "the previous file is saved as %s\n", res.Backup)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +20,7 @@ func TestInitClaudeCode(t *testing.T) {
 	}
 	first, err := os.ReadFile(settings)
 	must(t, err)
-	if !strings.Contains(string(first), `"command": "`+bin+` hook claude-code"`) || !strings.Contains(string(first), `"matcher": "*"`) {
-		t.Fatalf("settings.json:\n%s", first)
-	}
+	wantExecEntry(t, first, bin, "hook", "claude-code")
 
 	code, so, _ = runCLI(t, bin, "init", "claude-code", "--workspace", ws)
 	again, _ := os.ReadFile(settings)
@@ -34,9 +33,10 @@ func TestInitClaudeCode(t *testing.T) {
 
 	code, so, _ = runCLI(t, bin, "init", "claude-code", "--workspace", ws, "--sandbox")
 	sandboxed, _ := os.ReadFile(settings)
-	if code != 0 || !strings.Contains(string(sandboxed), "hook claude-code --sandbox") || strings.Count(string(sandboxed), "hook claude-code") != 1 {
+	if code != 0 {
 		t.Fatalf("--sandbox: exit %d %s\n%s", code, so, sandboxed)
 	}
+	wantExecEntry(t, sandboxed, bin, "hook", "claude-code", "--sandbox")
 	if backup, _ := os.ReadFile(settings + ".airlock-backup"); string(backup) != string(first) {
 		t.Fatal("the backup is not the previous file")
 	}
@@ -46,6 +46,50 @@ func TestInitClaudeCode(t *testing.T) {
 	code, _, se = runCLI(t, bin, "init", "claude-code", "--workspace", ws)
 	if now, _ := os.ReadFile(settings); code != 1 || !strings.Contains(se, "not valid JSON") || string(now) != string(bad) {
 		t.Fatalf("invalid JSON: exit %d %s; the file must stay as it was", code, se)
+	}
+}
+
+// wantExecEntry fails unless settings has one PreToolUse group for every
+// tool whose one airlock entry is the exec form failing closed.
+func wantExecEntry(t *testing.T, settings []byte, bin string, args ...string) {
+	t.Helper()
+	var doc struct {
+		Hooks struct {
+			PreToolUse []struct {
+				Matcher string `json:"matcher"`
+				Hooks   []struct {
+					Type      string   `json:"type"`
+					Command   string   `json:"command"`
+					Args      []string `json:"args"`
+					OnFailure string   `json:"onFailure"`
+				} `json:"hooks"`
+			} `json:"PreToolUse"`
+		} `json:"hooks"`
+	}
+	must(t, json.Unmarshal(settings, &doc))
+	pre := doc.Hooks.PreToolUse
+	if len(pre) != 1 || pre[0].Matcher != "*" || len(pre[0].Hooks) != 1 {
+		t.Fatalf("settings.json:\n%s", settings)
+	}
+	h := pre[0].Hooks[0]
+	if h.Type != "command" || h.Command != bin || strings.Join(h.Args, " ") != strings.Join(args, " ") || h.OnFailure != "block" {
+		t.Fatalf("the airlock entry is %+v, want command %s args %q onFailure block:\n%s", h, bin, args, settings)
+	}
+}
+
+// A Claude Code that ignores "args" runs airlock alone: that blocks the
+// call (exit 2), where the CLI's usage status would let it through.
+func TestBareAirlockUnderClaudeCodeBlocks(t *testing.T) {
+	bin := buildAirlock(t)
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+t.TempDir())
+	code, _, se := runCmd(t, cmd)
+	if code != exitBlock || !strings.Contains(se, "blocked") {
+		t.Fatalf("exit %d, stderr %s; want %d", code, se, exitBlock)
+	}
+	// A control: without Claude Code around, it is the CLI's usage error.
+	if code, _, _ := runCLI(t, bin); code != exitUsage {
+		t.Fatalf("exit %d without CLAUDE_PROJECT_DIR, want %d", code, exitUsage)
 	}
 }
 

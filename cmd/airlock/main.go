@@ -52,6 +52,14 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 			return dispatch([]string{args[1], "--help"}, stdout, stderr)
 		}
 	}
+	if len(args) == 0 && os.Getenv("CLAUDE_PROJECT_DIR") != "" {
+		// Claude Code runs hooks with CLAUDE_PROJECT_DIR set. One that
+		// ignores the exec form's "args" of the entry 'airlock init'
+		// writes runs airlock alone; any status but 2 would let the call
+		// through.
+		fmt.Fprintln(stderr, "airlock: blocked: run without arguments under Claude Code, which means this Claude Code ignores the hook's \"args\"; update Claude Code, or write the hook as \"command\": \"/path/to/airlock hook claude-code\"")
+		return exitBlock
+	}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "airlock: name a command, as in 'airlock run -- CMD'; run 'airlock --help' for the list")
 		return exitUsage

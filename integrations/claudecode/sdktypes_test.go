@@ -109,3 +109,37 @@ func TestToolsMatchPublishedTypes(t *testing.T) {
 		}
 	}
 }
+
+// The entry "airlock init claude-code" writes uses only members that the
+// published settings type gives a command hook, with values it allows:
+// the exec form (args) and onFailure "block".
+func TestHookEntryMatchesPublishedSettings(t *testing.T) {
+	types := loadTypes(t)
+	published := map[string]claudetypes.Field{}
+	for _, f := range types.CommandHookFields {
+		published[f.Name] = f
+	}
+	out, _, err := claudecode.RegisterHook(nil, claudecode.AirlockHook("/usr/local/bin/airlock", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, e := range airlockEntries(t, out)[0] {
+		if name == "matcher" {
+			continue // the group's, added by airlockEntries
+		}
+		f, ok := published[name]
+		if !ok {
+			t.Errorf("the hook entry has %q, which a published command hook does not", name)
+			continue
+		}
+		if s, isString := e.(string); isString && len(f.Literals) > 0 && !slices.Contains(f.Literals, s) {
+			t.Errorf("the hook entry's %s is %q; the published type allows %v", name, s, f.Literals)
+		}
+		if _, isArray := e.([]any); isArray && f.Kind != 'a' {
+			t.Errorf("the hook entry's %s is an array; the published type is %c", name, f.Kind)
+		}
+	}
+	if f := published["onFailure"]; !slices.Contains(f.Literals, "block") {
+		t.Errorf("onFailure allows %v, not block", f.Literals)
+	}
+}

@@ -12,26 +12,68 @@ import (
 )
 
 // The shape Claude Code reads hooks in (https://code.claude.com/docs/en/hooks,
-// "Configuration"):
+// "Configuration"; the hooks member of Settings in the Agent SDK's
+// sdk.d.ts):
 //
-//	{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "..."}]}]}}
+//	{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+//	  {"type": "command", "command": "/usr/local/bin/airlock",
+//	   "args": ["hook", "claude-code"], "onFailure": "block"}]}]}}
 //
-// A matcher of "*", "" or none matches every tool.
+// A matcher of "*", "" or none matches every tool. With "args" (the exec
+// form) Claude Code runs command itself with those arguments, through no
+// shell, so no quoting of airlock's path can go wrong. "onFailure":
+// "block" makes a hook that cannot start, times out, crashes or prints
+// something Claude Code cannot read block the call instead of letting it
+// through (the default, "continue").
 
-// HookCommand is the command settings.json runs for the hook: airlock's
-// path (quoted only if it needs to be) and "hook claude-code", with
-// --sandbox when sandbox is true.
-func HookCommand(airlock string, sandbox bool) string {
-	cmd := shellWord(airlock) + " hook claude-code"
-	if sandbox {
-		cmd += " --sandbox"
-	}
-	return cmd
+// HookEntry is the hook command settings.json runs: an executable and its
+// arguments.
+type HookEntry struct {
+	Command string
+	Args    []string
 }
 
-// isAirlockHook reports whether a hook command runs "airlock hook
-// claude-code" (with any path to airlock and any flags).
-func isAirlockHook(cmd string) bool {
+// AirlockHook is the entry that runs "AIRLOCK hook claude-code", with
+// --sandbox when sandbox is true; airlock is an absolute path.
+func AirlockHook(airlock string, sandbox bool) HookEntry {
+	e := HookEntry{Command: airlock, Args: []string{"hook", "claude-code"}}
+	if sandbox {
+		e.Args = append(e.Args, "--sandbox")
+	}
+	return e
+}
+
+// String is the entry as one shell command line (for messages, and for
+// a Claude Code that has no exec form).
+func (e HookEntry) String() string {
+	words := []string{shellWord(e.Command)}
+	for _, a := range e.Args {
+		words = append(words, shellWord(a))
+	}
+	return strings.Join(words, " ")
+}
+
+// HookCommand is AirlockHook(airlock, sandbox).String(): the shell form.
+func HookCommand(airlock string, sandbox bool) string {
+	return AirlockHook(airlock, sandbox).String()
+}
+
+// isAirlockHook reports whether a hook entry runs "airlock hook
+// claude-code" (with any path to airlock and any flags), in the exec form
+// or as a shell command line.
+func isAirlockHook(e *node) bool {
+	cmd, ok := e.get("command").str()
+	if !ok {
+		return false
+	}
+	if args := e.get("args"); args != nil && args.kind == '[' {
+		if filepath.Base(cmd) != "airlock" || len(args.items) < 2 {
+			return false
+		}
+		a0, _ := args.items[0].str()
+		a1, _ := args.items[1].str()
+		return a0 == "hook" && a1 == "claude-code"
+	}
 	i := strings.Index(cmd, " hook claude-code")
 	if i < 0 {
 		return false
@@ -41,6 +83,36 @@ func isAirlockHook(cmd string) bool {
 	}
 	head := strings.Trim(cmd[:i], `'"`)
 	return filepath.Base(head) == "airlock"
+}
+
+// sameEntry reports whether e is already exactly the entry wanted.
+func sameEntry(e *node, want HookEntry) bool {
+	typ, _ := e.get("type").str()
+	cmd, _ := e.get("command").str()
+	fail, _ := e.get("onFailure").str()
+	args := e.get("args")
+	if typ != "command" || cmd != want.Command || fail != "block" || args == nil || args.kind != '[' || len(args.items) != len(want.Args) {
+		return false
+	}
+	for i, a := range args.items {
+		if s, ok := a.str(); !ok || s != want.Args[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// fill sets the members of the airlock entry, keeping any others (a
+// timeout, a statusMessage) that a person added.
+func fill(e *node, want HookEntry) {
+	e.set("type", stringNode("command"))
+	e.set("command", stringNode(want.Command))
+	args := &node{kind: '['}
+	for _, a := range want.Args {
+		args.items = append(args.items, stringNode(a))
+	}
+	e.set("args", args)
+	e.set("onFailure", stringNode("block"))
 }
 
 func matchesAll(group *node) bool {
@@ -53,14 +125,14 @@ func matchesAll(group *node) bool {
 }
 
 // RegisterHook returns the settings document data with the airlock
-// PreToolUse hook running command for every tool, and whether that
+// PreToolUse hook running hook for every tool, failing closed, and whether that
 // changed anything. Every other key, hook and matcher group is kept, in
 // its order. An airlock hook already there is updated in place (when its
 // group matches every tool) and any other airlock hook entry is removed,
 // so running it twice, or with other flags, leaves exactly one. Data that
 // is not a JSON object, has duplicate keys, or has "hooks" of the wrong
 // shape is an error: the file is never rewritten from a guess.
-func RegisterHook(data []byte, command string) ([]byte, bool, error) {
+func RegisterHook(data []byte, hook HookEntry) ([]byte, bool, error) {
 	root := &node{kind: '{'}
 	if len(bytes.TrimSpace(data)) > 0 {
 		var err error
@@ -103,7 +175,7 @@ func RegisterHook(data []byte, command string) ([]byte, bool, error) {
 			if e.kind != '{' {
 				continue
 			}
-			if c, ok := e.get("command").str(); ok && isAirlockHook(c) {
+			if isAirlockHook(e) {
 				found = append(found, place{gi, ei})
 			}
 		}
@@ -111,21 +183,18 @@ func RegisterHook(data []byte, command string) ([]byte, bool, error) {
 	if len(found) == 1 {
 		f := found[0]
 		e := pre.items[f.group].get("hooks").items[f.entry]
-		c, _ := e.get("command").str()
-		typ, _ := e.get("type").str()
-		if c == command && typ == "command" && matchesAll(pre.items[f.group]) {
+		if sameEntry(e, hook) && matchesAll(pre.items[f.group]) {
 			return data, false, nil
 		}
 	}
 
-	entry := &node{kind: '{', members: []member{{"type", stringNode("command")}, {"command", stringNode(command)}}}
+	entry := &node{kind: '{'}
+	fill(entry, hook)
 	keepAt := -1 // the first airlock entry, if its group matches every tool
 	if len(found) > 0 && matchesAll(pre.items[found[0].group]) {
 		keepAt = 0
 		f := found[0]
-		e := pre.items[f.group].get("hooks").items[f.entry]
-		e.set("type", stringNode("command"))
-		e.set("command", stringNode(command))
+		fill(pre.items[f.group].get("hooks").items[f.entry], hook)
 	}
 	// Remove the other airlock entries, last first so indexes hold, and
 	// groups they leave empty.
@@ -163,14 +232,14 @@ type InstallResult struct {
 	Backup string
 }
 
-// InstallHook registers command in the settings file at path (see
+// InstallHook registers hook in the settings file at path (see
 // RegisterHook). A missing file is created with mode newMode (and its
 // directory with 0755 or 0700 to match). An existing one is first copied
 // to PATH.airlock-backup (or .airlock-backup.N if that exists), then
 // replaced atomically: a temporary file in the same directory, written,
 // synced, and renamed over it. If the file changes while this runs (Claude
 // Code writes it too), nothing is replaced and the error says to run again.
-func InstallHook(path, command string, newMode fs.FileMode) (InstallResult, error) {
+func InstallHook(path string, hook HookEntry, newMode fs.FileMode) (InstallResult, error) {
 	if target, err := filepath.EvalSymlinks(path); err == nil {
 		path = target // keep a symlinked settings file a symlink
 	}
@@ -191,7 +260,7 @@ func InstallHook(path, command string, newMode fs.FileMode) (InstallResult, erro
 		}
 		mode = fi.Mode().Perm()
 	}
-	out, changed, err := RegisterHook(data, command)
+	out, changed, err := RegisterHook(data, hook)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w (the file was not changed)", path, err)
 	}

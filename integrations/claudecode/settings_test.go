@@ -10,7 +10,50 @@ import (
 	"github.com/airlockhq/airlock/integrations/claudecode"
 )
 
-const hookCmd = "/opt/airlock/bin/airlock hook claude-code"
+const airlockPath = "/opt/airlock/bin/airlock"
+
+var hookCmd = claudecode.AirlockHook(airlockPath, false)
+
+// airlockEntries returns the PreToolUse hook entries of a settings
+// document that run airlock.
+func airlockEntries(t *testing.T, doc []byte) []map[string]any {
+	t.Helper()
+	var d struct {
+		Hooks map[string][]struct {
+			Matcher string           `json:"matcher"`
+			Hooks   []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatalf("%v in\n%s", err, doc)
+	}
+	var out []map[string]any
+	for _, g := range d.Hooks["PreToolUse"] {
+		for _, h := range g.Hooks {
+			if c, _ := h["command"].(string); strings.HasSuffix(c, "/airlock") || strings.Contains(c, "airlock hook") {
+				h["matcher"] = g.Matcher
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// wantEntry fails unless doc has exactly one airlock entry, for every
+// tool, in the exec form running airlock with args, failing closed.
+func wantEntry(t *testing.T, doc []byte, airlock string, args ...string) {
+	t.Helper()
+	es := airlockEntries(t, doc)
+	if len(es) != 1 {
+		t.Fatalf("%d airlock entries, want 1:\n%s", len(es), doc)
+	}
+	e := es[0]
+	got, _ := json.Marshal(e["args"])
+	want, _ := json.Marshal(args)
+	if e["type"] != "command" || e["command"] != airlock || string(got) != string(want) || e["onFailure"] != "block" || e["matcher"] != "*" {
+		t.Fatalf("airlock entry %v, want command %s args %s onFailure block matcher *:\n%s", e, airlock, want, doc)
+	}
+}
 
 // existing is a settings file with other keys, other hooks and numbers
 // whose text must survive.
@@ -40,7 +83,7 @@ func TestRegisterHookMerges(t *testing.T) {
 	}
 	s := string(out)
 	// Key order and the number's text are kept.
-	order := []string{`"model"`, `"permissions"`, `"hooks"`, `"PostToolUse"`, `"PreToolUse"`, `"./check.sh"`, hookCmd, `"cleanupPeriodDays": 1.50e1`, `"env"`, `"Z"`, `"A"`}
+	order := []string{`"model"`, `"permissions"`, `"hooks"`, `"PostToolUse"`, `"PreToolUse"`, `"./check.sh"`, airlockPath, `"onFailure": "block"`, `"cleanupPeriodDays": 1.50e1`, `"env"`, `"Z"`, `"A"`}
 	last := -1
 	for _, k := range order {
 		i := strings.Index(s, k)
@@ -63,9 +106,10 @@ func TestRegisterHookMerges(t *testing.T) {
 	}
 	pre := doc.Hooks["PreToolUse"]
 	if len(pre) != 2 || pre[0].Hooks[0].Command != "./check.sh" || pre[0].Hooks[0].Timeout != 30 ||
-		pre[1].Matcher != "*" || pre[1].Hooks[0].Type != "command" || pre[1].Hooks[0].Command != hookCmd {
+		pre[1].Matcher != "*" || pre[1].Hooks[0].Type != "command" || pre[1].Hooks[0].Command != airlockPath {
 		t.Fatalf("PreToolUse = %+v", pre)
 	}
+	wantEntry(t, out, airlockPath, "hook", "claude-code")
 	if len(doc.Hooks["PostToolUse"]) != 1 {
 		t.Fatal("PostToolUse hooks lost")
 	}
@@ -76,13 +120,37 @@ func TestRegisterHookMerges(t *testing.T) {
 		t.Fatalf("second run: changed %v err %v", changed, err)
 	}
 	// Another path or --sandbox updates the one entry in place.
-	sandboxed := claudecode.HookCommand("/usr/bin/airlock", true)
+	sandboxed := claudecode.AirlockHook("/usr/bin/airlock", true)
 	upd, changed, err := claudecode.RegisterHook(out, sandboxed)
-	if err != nil || !changed || strings.Count(string(upd), "hook claude-code") != 1 || !strings.Contains(string(upd), sandboxed) {
+	if err != nil || !changed {
 		t.Fatalf("update: changed %v err %v\n%s", changed, err, upd)
 	}
-	if strings.Index(string(upd), sandboxed) != strings.Index(string(out), hookCmd) {
+	wantEntry(t, upd, "/usr/bin/airlock", "hook", "claude-code", "--sandbox")
+	if strings.Index(string(upd), "/usr/bin/airlock") != strings.Index(string(out), airlockPath) {
 		t.Error("the updated entry moved")
+	}
+}
+
+// An entry in the shell form that earlier versions wrote, or one without
+// onFailure, is turned into the exec form that fails closed, in place,
+// keeping what a person added to it.
+func TestRegisterHookUpgradesShellForm(t *testing.T) {
+	for _, in := range []string{
+		`{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/opt/airlock/bin/airlock hook claude-code", "timeout": 20}]}]}}`,
+		`{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/opt/airlock/bin/airlock", "args": ["hook", "claude-code"], "timeout": 20}]}]}}`,
+		`{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/opt/airlock/bin/airlock", "args": ["hook", "claude-code"], "onFailure": "continue", "timeout": 20}]}]}}`,
+	} {
+		out, changed, err := claudecode.RegisterHook([]byte(in), hookCmd)
+		if err != nil || !changed {
+			t.Fatalf("%s: changed %v err %v", in, changed, err)
+		}
+		wantEntry(t, out, airlockPath, "hook", "claude-code")
+		if airlockEntries(t, out)[0]["timeout"] != 20.0 {
+			t.Errorf("the entry's timeout was lost:\n%s", out)
+		}
+		if again, changed, _ := claudecode.RegisterHook(out, hookCmd); changed || string(again) != string(out) {
+			t.Errorf("a second run changed it again:\n%s", again)
+		}
 	}
 }
 
@@ -95,9 +163,7 @@ func TestRegisterHookDeduplicates(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatal(changed, err)
 	}
-	if n := strings.Count(string(out), "hook claude-code"); n != 1 {
-		t.Fatalf("%d airlock hooks left, want 1:\n%s", n, out)
-	}
+	wantEntry(t, out, airlockPath, "hook", "claude-code")
 	if !strings.Contains(string(out), `"other"`) || strings.Contains(string(out), `"Bash"`) {
 		t.Fatalf("want the Bash-only group (now empty) gone and the other hook kept:\n%s", out)
 	}
@@ -151,7 +217,7 @@ func TestInstallHook(t *testing.T) {
 		t.Fatal("the backup is not the previous file")
 	}
 	merged, _ := os.ReadFile(path)
-	if !strings.Contains(string(merged), hookCmd) || !strings.Contains(string(merged), `"./check.sh"`) {
+	if wantEntry(t, merged, airlockPath, "hook", "claude-code"); !strings.Contains(string(merged), `"./check.sh"`) {
 		t.Fatalf("merged file:\n%s", merged)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
@@ -168,7 +234,7 @@ func TestInstallHook(t *testing.T) {
 	}
 
 	// A change keeps the first backup and writes a numbered one.
-	res, err = claudecode.InstallHook(path, claudecode.HookCommand("/opt/airlock/bin/airlock", true), 0o644)
+	res, err = claudecode.InstallHook(path, claudecode.AirlockHook("/opt/airlock/bin/airlock", true), 0o644)
 	if err != nil || res.Backup != path+".airlock-backup.1" {
 		t.Fatalf("third run: %+v %v", res, err)
 	}
@@ -215,13 +281,13 @@ func TestInstallHookFollowsSymlink(t *testing.T) {
 	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatal("the symlink was replaced by a file")
 	}
-	if b, _ := os.ReadFile(target); !strings.Contains(string(b), hookCmd) {
+	if b, _ := os.ReadFile(target); !strings.Contains(string(b), airlockPath) {
 		t.Fatal("the target was not updated")
 	}
 }
 
 func TestHookCommandQuotes(t *testing.T) {
-	if got := claudecode.HookCommand("/home/a b/airlock", false); got != "'/home/a b/airlock' hook claude-code" {
+	if got := claudecode.AirlockHook("/home/a b/airlock", false).String(); got != "'/home/a b/airlock' hook claude-code" {
 		t.Fatalf("got %s", got)
 	}
 }

@@ -43,6 +43,9 @@ type Types struct {
 	// PreToolUseFields are the fields of BaseHookInput and
 	// PreToolUseHookInput, the PreToolUse hook's stdin.
 	PreToolUseFields []Field
+	// CommandHookFields are the fields of a "type": "command" entry of
+	// the settings' hooks (command, args, onFailure, ...).
+	CommandHookFields []Field
 }
 
 // Interface is one input type.
@@ -141,6 +144,9 @@ func Load(dir string) (*Types, error) {
 		}
 		t.PreToolUseFields = append(t.PreToolUseFields, fields...)
 	}
+	if t.CommandHookFields, err = commandHook(sdk); err != nil {
+		return nil, err
+	}
 	if len(t.ToolNames) == 0 || len(t.Inputs) == 0 {
 		return nil, fmt.Errorf("claudetypes: %s: no tool names or input types found; the files' shape changed", pkg)
 	}
@@ -229,10 +235,10 @@ func kindOf(typ string) (byte, []string) {
 		return 'n', nil
 	case typ == "boolean":
 		return 'b', nil
-	case strings.HasPrefix(typ, `"`), strings.HasPrefix(typ, `("`):
+	case strings.HasPrefix(typ, `"`), strings.HasPrefix(typ, `("`), strings.HasPrefix(typ, "'"):
 		var lits []string
 		for _, l := range literal.FindAllStringSubmatch(typ, -1) {
-			lits = append(lits, l[2])
+			lits = append(lits, l[1]+l[2])
 		}
 		return 's', lits
 	}
@@ -268,6 +274,34 @@ func declaredType(src, name string) ([]Field, error) {
 		// sdk.d.ts indents members by four spaces.
 		if strings.HasPrefix(l, "    ") && !strings.HasPrefix(l, "     ") {
 			lines = append(lines, l[2:])
+		}
+	}
+	return fields(lines), nil
+}
+
+// commandHook reads the settings' hook entry of "type: 'command'" (the
+// one documented as "Shell command hook type"):
+// its members, indented alike, up to where the next kind of entry starts.
+func commandHook(src string) ([]Field, error) {
+	anchor := strings.Index(src, "Shell command hook type")
+	i := -1
+	if anchor >= 0 {
+		if j := strings.Index(src[anchor:], "type: 'command';"); j >= 0 {
+			i = anchor + j
+		}
+	}
+	if i < 0 {
+		return nil, errors.New("claudetypes: sdk.d.ts has no command hook entry; the file's shape changed")
+	}
+	start := strings.LastIndexByte(src[:i], '\n') + 1
+	indent := src[start:i]
+	var lines []string
+	for _, l := range strings.Split(src[start:], "\n") {
+		if !strings.HasPrefix(l, indent) {
+			break // "} | {": the entry ends
+		}
+		if !strings.HasPrefix(l, indent+" ") {
+			lines = append(lines, "  "+l[len(indent):])
 		}
 	}
 	return fields(lines), nil

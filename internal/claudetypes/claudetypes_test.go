@@ -64,6 +64,12 @@ func TestLoad(t *testing.T) {
 	if len(types.PermissionModes) < 5 || len(types.HookDecisions) < 3 || len(types.ToolNames) < 20 {
 		t.Errorf("modes %v, decisions %v, %d tool names", types.PermissionModes, types.HookDecisions, len(types.ToolNames))
 	}
+	hook := Interface{Name: "command hook", Fields: types.CommandHookFields}
+	for _, f := range []string{"type", "command", "args", "onFailure", "timeout"} {
+		if _, ok := hook.Field(f); !ok {
+			t.Errorf("the command hook entry has no %s: %+v", f, types.CommandHookFields)
+		}
+	}
 	s, err := read.Sample(map[string]any{"file_path": "/ws/a", "pages": Omit})
 	if err != nil || s["file_path"] != "/ws/a" || s["allow_large"] != true || s["pages"] != nil {
 		t.Errorf("sample %v, %v", s, err)
