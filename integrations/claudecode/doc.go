@@ -7,13 +7,27 @@
 // tool_input, tool_use_id), decides it with a gate.Evaluator over the
 // rules and profile of the call's workspace ([Policy], loaded per call
 // from the workspace that cwd is in), and answers on stdout ([Output]):
-// permissionDecision allow, deny or ask, with the gate's reason. It never
-// waits for a person: what the gate leaves to one becomes "ask", which
-// Claude Code puts to its user. Input that is empty, too large, not one
-// JSON object, has duplicate keys, is for another event or has fields of
-// the wrong type is blocked with exit status 2 and a reason on stderr;
-// nothing that is not understood is allowed. Every decision is recorded
-// with the session and tool-use ids.
+// permissionDecision allow, deny or ask, with the gate's reason, or no
+// decision at all. It never waits for a person: what the gate leaves to
+// one becomes "ask", which Claude Code puts to its user.
+//
+// Each tool is decided by what it does ([Tool]): tools with effects the
+// gate derives go to it; tools that steer Claude Code itself (subagents,
+// questions, plan mode, todos, skills, tasks) get no decision unless a
+// rule names them; tools with effects airlock cannot see, and tools it
+// does not know yet, are asked about. The answer is then weighed against
+// Claude Code's permission_mode so that airlock never makes Claude Code
+// less strict than it is alone: "allow" only where Claude Code would run
+// the call unasked too, no decision where it would ask, deny in every
+// mode (see [Verdict]). The tool list and the fields the gate reads are
+// checked against the Claude Agent SDK's published types, pinned in
+// testdata/sdk.
+//
+// Input that is empty, too large, not one JSON object, has duplicate
+// keys, is for another event or has hook fields of the wrong type is
+// blocked with exit status 2 and a reason on stderr; nothing that is not
+// understood is allowed. Every answer is recorded with the session and
+// tool-use ids.
 //
 // With a [Sandbox], a Bash call that is not denied comes back with
 // updatedInput: the same input whose command runs the original under
@@ -21,7 +35,8 @@
 // directory, workspace profile and execution (see [Sandbox]).
 //
 // [InstallHook] registers the hook in a Claude Code settings file,
-// merging with what is there.
+// merging with what is there, in the exec form with onFailure "block", so
+// that a hook that fails blocks the call.
 //
 // What this package does not do: decide anything itself (package gate),
 // derive requirements (package tool), enforce anything (package sandbox,

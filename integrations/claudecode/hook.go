@@ -22,8 +22,10 @@ import (
 // decision control" of https://code.claude.com/docs/en/hooks. For
 // permissionDecision "allow" Claude Code runs the call without asking, for
 // "ask" it asks its user, for "deny" it refuses the call and shows the
-// reason to Claude. updatedInput, when set, replaces the tool's whole
-// input (so it repeats every field of the original that is kept).
+// reason to Claude. Without a permissionDecision (VerdictDefer) Claude
+// Code decides as if the hook were not there. updatedInput, when set,
+// replaces the tool's whole input (so it repeats every field of the
+// original that is kept).
 type Output struct {
 	HookSpecificOutput Decision `json:"hookSpecificOutput"`
 }

@@ -20,7 +20,7 @@ const (
 )
 
 // Verdict is the hook's answer: one of Claude Code's permission
-// decisions, or Defer, which gives none and leaves the call to Claude
+// decisions, or VerdictDefer, which gives none and leaves the call to Claude
 // Code's own permission system, just as if the hook were not there.
 type Verdict string
 
@@ -32,9 +32,10 @@ const (
 	VerdictDefer Verdict = "defer"
 )
 
-// Verdict turns the gate's decision on a call of tool info into the
+// modeVerdict turns the gate's decision on a call of tool info into the
 // hook's answer under Claude Code's permission mode. airlock never makes
-// Claude Code less strict than it is alone:
+// Claude Code less strict than it is alone (the rules are in Verdict's
+// terms; see README "Claude Code"):
 //
 //   - a denial holds in every mode, bypassPermissions included;
 //   - an "allow" is only given where Claude Code alone would run the call
