@@ -344,8 +344,37 @@ func (a *approver) join(ctx context.Context, req gate.Request) (gate.Answer, boo
 	default:
 		a.id = ap.ID
 		s.notify()
+		// A request that waits records its decision only when it returns;
+		// one that does not wait records its "ask" now anyway.
+		if a.c.wait > 0 {
+			if err := s.recordOpened(ctx, a.c, ap, req); err != nil {
+				return gate.Answer{}, false, err
+			}
+		}
 	}
 	return gate.Answer{}, false, nil
+}
+
+// recordOpened writes the audit event of an approval that a waiting
+// request opens: the call waits for a person from now on, and the Audit
+// tab shows it before the decision, which the request records when it
+// returns.
+func (s *Server) recordOpened(ctx context.Context, c call, ap store.Approval, req gate.Request) error {
+	reason := "waiting for a person"
+	ev := audit.Event{Time: s.now(), Type: audit.TypeDecision, ExecutionID: c.ExecutionID, Tool: c.Tool,
+		Decision: string(rules.Ask), Layer: gate.LayerApprover, SessionID: c.Identity.Session,
+		Detail: map[string]any{"approval_id": ap.ID, "approval": "opened", "expires_at": ap.ExpiresAt,
+			"identity": c.Identity, "workspace": c.Workspace}}
+	if len(req.Pending) > 0 {
+		p := req.Pending[0]
+		ev.Requirement = &audit.Requirement{Kind: p.Requirement.Kind, Target: p.Requirement.Target}
+		reason = fmt.Sprintf("%s %s needs approval: %s; waiting for a person", p.Requirement.Kind, p.Requirement.Target, p.Why)
+	}
+	ev.Reason = reason + " (approval " + ap.ID + " opened)"
+	if err := s.st.AppendAudit(context.WithoutCancel(ctx), ev); err != nil {
+		return fmt.Errorf("recording the approval that opened: %w", err)
+	}
+	return nil
 }
 
 // answerOf is the gate's Answer for an answered or expired approval.

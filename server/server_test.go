@@ -533,3 +533,42 @@ func TestBrokenPolicyDenies(t *testing.T) {
 		t.Fatalf("the denial is not in the audit log: %+v", au)
 	}
 }
+
+// A decide that waits for a person is in the audit log from the moment
+// its approval opens, not only when it returns.
+func TestWaitingAskIsAudited(t *testing.T) {
+	r := newRig(t)
+	done := make(chan decideResponse, 1)
+	go func() {
+		done <- r.decide(`{"tool":"Bash","input":{"command":"git push origin main"},"workspace":"` + r.ws + `","wait":"1m"}`)
+	}()
+	var au struct{ Events []map[string]any }
+	var id string
+	for i := 0; i < 500 && id == ""; i++ {
+		r.must(200, "GET", "/v1/audit?tool=Bash", "", &au)
+		for _, e := range au.Events {
+			if d, _ := e["detail"].(map[string]any); d != nil && d["approval"] == "opened" && e["decision"] == "ask" {
+				id, _ = d["approval_id"].(string)
+			}
+		}
+		if id == "" {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if id == "" {
+		t.Fatalf("no audit event for the waiting approval: %+v", au.Events)
+	}
+	select {
+	case d := <-done:
+		t.Fatalf("the decide returned before an answer: %+v", d)
+	default:
+	}
+	r.must(200, "POST", "/v1/approvals/"+id, `{"answer":"once"}`, nil)
+	if d := <-done; d.Decision != "allow" || d.ApprovalID != id {
+		t.Fatalf("decide after the answer: %+v", d)
+	}
+	r.must(200, "GET", "/v1/audit?tool=Bash", "", &au)
+	if n := len(au.Events); n != 2 || au.Events[1]["decision"] != "allow" {
+		t.Fatalf("audit after the answer: %+v", au.Events)
+	}
+}

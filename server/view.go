@@ -19,11 +19,25 @@ import (
 type View struct {
 	Summary         string        `json:"summary"`
 	Command         *CommandView  `json:"command,omitempty"`
+	Fetch           *FetchView    `json:"fetch,omitempty"`
 	Diff            string        `json:"diff,omitempty"`
 	Network         []string      `json:"network,omitempty"`
+	Risks           []Risk        `json:"risks,omitempty"`
 	Requirements    []Requirement `json:"requirements"`
 	AlwaysRules     []string      `json:"always_rules"`
 	AlwaysDenyRules []string      `json:"always_deny_rules"`
+	// AlwaysBroader says, one sentence per rule, what the rules an
+	// "always" answer saves allow beyond this call (a Net rule allows
+	// every connection to the host, not only this URL); the page asks
+	// for confirmation before saving them.
+	AlwaysBroader []string `json:"always_broader,omitempty"`
+}
+
+// FetchView is a WebFetch call: the whole URL, whose path and query are
+// where data leaves, and the prompt the fetched page is read with.
+type FetchView struct {
+	URL    string `json:"url"`
+	Prompt string `json:"prompt"`
 }
 
 // CommandView is a Bash command and the simple commands the gate found.
@@ -73,6 +87,9 @@ func (s *Server) buildView(c tool.Call, req gate.Request, prof gate.ProfileAcces
 		v.AlwaysDenyRules = appendNew(v.AlwaysDenyRules, m)
 		if p.Rule == "" {
 			v.AlwaysRules = appendNew(v.AlwaysRules, m)
+			if b := broader(c, p.Requirement, m); b != "" {
+				v.AlwaysBroader = appendNew(v.AlwaysBroader, b)
+			}
 		}
 	}
 	var reqs []tool.Requirement
@@ -86,7 +103,14 @@ func (s *Server) buildView(c tool.Call, req gate.Request, prof gate.ProfileAcces
 			v.Network = appendNew(v.Network, r.Target)
 		}
 	}
+	home := c.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	v.Risks = callRisks(c, reqs, prof, home)
 	var in struct {
+		URL      string `json:"url"`
+		Prompt   string `json:"prompt"`
 		Command  string `json:"command"`
 		FilePath string `json:"file_path"`
 		Content  string `json:"content"`
@@ -114,6 +138,9 @@ func (s *Server) buildView(c tool.Call, req gate.Request, prof gate.ProfileAcces
 		}
 		v.Command = cv
 		v.Summary = in.Command
+	case "WebFetch":
+		v.Fetch = &FetchView{URL: in.URL, Prompt: in.Prompt}
+		v.Summary = in.URL
 	case "Write", "Edit", "MultiEdit":
 		path := in.FilePath
 		if path != "" && !filepath.IsAbs(path) {
@@ -155,6 +182,18 @@ func (s *Server) buildView(c tool.Call, req gate.Request, prof gate.ProfileAcces
 		v.Summary = v.Summary[:200] + "…"
 	}
 	return v
+}
+
+// broader says what rule, saved for requirement r of call c, allows
+// beyond the call; "" when it allows exactly the call's requirement.
+func broader(c tool.Call, r tool.Requirement, rule string) string {
+	switch {
+	case r.Kind == tool.KindNetworkConnect:
+		return fmt.Sprintf("%s allows every connection to %s, by any command or fetch, not only this one", rule, r.Target)
+	case r.Kind == tool.KindToolInvoke && len(c.Input) > 0 && string(c.Input) != "{}" && string(c.Input) != "null":
+		return fmt.Sprintf("%s allows every call of %s, whatever its input", rule, r.Target)
+	}
+	return ""
 }
 
 func appendNew(list []string, s string) []string {
