@@ -280,9 +280,16 @@ func TestBrowserApprovals(t *testing.T) {
 		// moves the ones below it.
 		tb.waitFor("the edit's card to go", cardOf("Edit")+` === null`)
 		tb.settled(cardOf("WebFetch"))
+		// The fetch's rule (Net(example.com:443)) allows more than the
+		// call, so "Always allow" asks first.
 		tb.do("Always allow the fetch for 10 minutes",
 			chromedp.SetValue(chromedp.CSS(`li.approval[data-tool="WebFetch"] select`), "10m"),
 			chromedp.Click(chromedp.CSS(`li.approval[data-tool="WebFetch"] button[data-answer="always"]`)))
+		tb.waitFor("the confirmation", `!`+cardOf("WebFetch")+`.querySelector(".confirm").hidden`)
+		if !fetching.pending() {
+			t.Fatal("Always allow of a broader rule answered before it was confirmed")
+		}
+		tb.do("confirm", chromedp.Click(chromedp.CSS(`li.approval[data-tool="WebFetch"] button[data-confirm="always"]`)))
 		if res := fetching.result(t); res.Decision != "allow" {
 			t.Errorf("after Always allow the fetch got %+v", res)
 		}

@@ -1,16 +1,20 @@
 // The pending-approvals list: one card per approval, showing what the call
-// would do (the command and its parsed words, the diff of an edit, the hosts
-// it connects to), what it requires, the rule an "always" answer saves, the
-// time left, and one button per answer.
+// would do (the command and its parsed words, a fetch's whole URL and
+// prompt, the diff of an edit, the hosts it connects to), warnings about
+// what its text hides, what it requires, the rule an "always" answer saves,
+// the time left, and one button per answer, each named after its call. An
+// "always" answer whose rule allows more than the call asks first.
 
 import { call } from "./api.js";
 import { el, clear, pretty, remaining, localTime } from "./dom.js";
 
+// "Allow once" is the primary action: it allows this call and nothing
+// more. The "always" answers save rules, so they are plain buttons.
 const answers = [
-  { answer: "once", label: "Allow once", cls: "allow" },
-  { answer: "always", label: "Always allow", cls: "allow strong" },
+  { answer: "once", label: "Allow once", cls: "allow primary" },
+  { answer: "always", label: "Always allow", cls: "allow" },
   { answer: "deny", label: "Deny", cls: "deny" },
-  { answer: "always_deny", label: "Always deny", cls: "deny strong" },
+  { answer: "always_deny", label: "Always deny", cls: "deny" },
 ];
 
 const answered = {
@@ -135,16 +139,26 @@ export class ApprovalList {
     const status = el("p", { class: "card-status", role: "alert" });
     const forSel = el("select", { id: idp + "-for" },
       durations.map(([v, t]) => el("option", { value: v }, t)));
+    // Each button names its call, for a screen reader moving between
+    // the buttons of many cards.
+    const callName = (a.tool || "?") + " " + (view.summary || "");
     const buttons = answers.map((x) =>
-      el("button", { type: "button", class: "answer " + x.cls, "data-answer": x.answer }, x.label));
+      el("button", {
+        type: "button", class: "answer " + x.cls, "data-answer": x.answer,
+        "aria-label": x.label + ": " + callName,
+      }, x.label));
+    const confirmBox = el("div", { class: "confirm", role: "group", "aria-label": "Confirm always allow: " + callName, hidden: true });
+    const risks = view.risks || [];
     const li = el("li", {
-      class: "approval", "data-id": a.id, "data-tool": a.tool, "aria-labelledby": idp + "-title",
+      class: "approval" + (risks.length ? " risky" : ""), "data-id": a.id, "data-tool": a.tool,
+      "aria-labelledby": idp + "-title",
     },
       el("header", { class: "card-head" },
         el("h3", { id: idp + "-title" },
           el("span", { class: "tool" }, a.tool || "?"), " ",
           el("span", { class: "summary" }, view.summary || "")),
         el("p", { class: "expiry" }, "Expires in ", countdown)),
+      renderRisks(risks),
       el("dl", { class: "who" },
         el("dt", {}, "Workspace"), el("dd", {}, a.workspace || "—"),
         el("dt", {}, "Agent"), el("dd", {}, a.agent || "—"),
@@ -157,14 +171,50 @@ export class ApprovalList {
         el("span", { class: "for" },
           el("label", { for: idp + "-for" }, "“Always allow” lasts"), " ", forSel),
         buttons),
+      confirmBox,
       status);
     const c = { li, countdown, status, buttons, expires: Date.parse(a.expires_at) };
+    const broader = view.always_broader || [];
     for (const b of buttons) {
       b.addEventListener("click", () => {
-        if (!c.li.dataset.settling) this.answer(a, c, b.dataset.answer, forSel.value);
+        if (c.li.dataset.settling) return;
+        if (b.dataset.answer === "always" && broader.length) {
+          this.confirmAlways(a, c, confirmBox, broader, callName, b, () => forSel.value);
+          return;
+        }
+        confirmBox.hidden = true;
+        this.answer(a, c, b.dataset.answer, forSel.value);
       });
     }
     return c;
+  }
+
+  // confirmAlways asks before an "always" answer whose rules allow more
+  // than this call (every connection to a host, every call of a tool):
+  // the person reads what the rule allows, then saves it or goes back.
+  confirmAlways(a, c, box, broader, callName, always, forValue) {
+    clear(box);
+    const yes = el("button", { type: "button", class: "allow", "data-confirm": "always", "aria-label": "Save the broader rule: " + callName },
+      "Save the broader rule");
+    const no = el("button", { type: "button", class: "quiet", "data-confirm": "cancel", "aria-label": "Cancel always allow: " + callName },
+      "Cancel");
+    box.append(
+      el("p", {}, "“Always allow” saves a rule that allows more than this call:"),
+      el("ul", {}, broader.map((t) => el("li", {}, t))),
+      el("p", {}, "“Allow once” allows only this call."),
+      yes, " ", no);
+    box.hidden = false;
+    yes.addEventListener("click", () => {
+      if (c.li.dataset.settling) return;
+      box.hidden = true;
+      this.answer(a, c, "always", forValue());
+    });
+    no.addEventListener("click", () => {
+      box.hidden = true;
+      always.focus();
+    });
+    c.buttons = c.buttons.filter((b) => b.isConnected).concat(yes, no);
+    yes.focus();
   }
 
   async answer(a, c, answer, forDur) {
@@ -211,6 +261,13 @@ function renderInput(a, view) {
             : el("pre", {}, pretty(p))))));
     }
   }
+  if (view.fetch) {
+    // The whole URL: its path and query are where data leaves.
+    box.append(el("h4", {}, "Fetches"),
+      el("p", { class: "url" }, el("code", {}, view.fetch.url || "")),
+      el("h4", {}, "Prompt"),
+      el("pre", { class: "prompt" }, view.fetch.prompt || ""));
+  }
   if (view.diff) {
     box.append(el("h4", {}, "Changes"),
       el("pre", { class: "diff" }, view.diff.replace(/\n$/, "").split("\n").map((line) =>
@@ -222,9 +279,17 @@ function renderInput(a, view) {
   }
   const raw = el("details", { class: "raw" }, el("summary", {}, "Input as sent"),
     el("pre", {}, pretty(a.input)));
-  if (!view.command && !view.diff && !(view.network && view.network.length)) raw.open = true;
+  if (!view.command && !view.fetch && !view.diff && !(view.network && view.network.length)) raw.open = true;
   box.append(raw);
   return box;
+}
+
+// renderRisks marks what the call's text hides: parts only known when it
+// runs, a download or decoded data run as code, a read of a denied path.
+function renderRisks(risks) {
+  if (!risks.length) return null;
+  return el("ul", { class: "risks", "aria-label": "Warnings" },
+    risks.map((r) => el("li", { class: "risk", "data-risk": r.code || "" }, el("strong", {}, "Warning: "), r.text || "")));
 }
 
 function diffClass(line) {
