@@ -101,11 +101,17 @@ func unasked(mode, workspace string, info ToolInfo, r tool.Requirement) bool {
 	case mode == ModeBypass:
 		return true
 	case r.Kind == tool.KindFilesystemRead && info.ReadOnly:
-		return within(r.Target, workspace)
+		return inWorkspace(r.Target, workspace)
 	case r.Kind == tool.KindFilesystemWrite && info.Edit && mode == ModeAcceptEdits:
-		return within(r.Target, workspace)
+		return inWorkspace(r.Target, workspace)
 	}
 	return false
+}
+
+// inWorkspace reports whether a resolved target is inside the workspace,
+// as written or with its symlinks resolved (targets are resolved).
+func inWorkspace(target, workspace string) bool {
+	return workspace != "" && (within(target, workspace) || within(target, tool.Canonical(workspace)))
 }
 
 func modeName(mode string) string {
