@@ -47,6 +47,7 @@ type Proxy struct {
 
 	mu    sync.Mutex
 	tools map[string]bool // the tool names currently relayed
+	out   map[string]any  // the output schemas of the relayed tools that have one
 	err   error           // why the downstream server ended
 }
 
@@ -201,6 +202,7 @@ func (p *Proxy) mirror(ctx context.Context, caps sdk.ServerCapabilities) error {
 // syncTools makes the relayed tools those the downstream server lists now.
 func (p *Proxy) syncTools(ctx context.Context) error {
 	seen := map[string]bool{}
+	out := map[string]any{}
 	for t, err := range p.cs.Tools(ctx, nil) {
 		if err != nil {
 			return fmt.Errorf("mcp: list the downstream server's tools: %w", err)
@@ -212,6 +214,9 @@ func (p *Proxy) syncTools(ctx context.Context) error {
 			t.OutputSchema = nil
 		}
 		seen[t.Name] = true
+		if t.OutputSchema != nil {
+			out[t.Name] = t.OutputSchema
+		}
 		p.srv.AddTool(t, p.callTool(t.Name))
 	}
 	p.mu.Lock()
@@ -221,7 +226,7 @@ func (p *Proxy) syncTools(ctx context.Context) error {
 			gone = append(gone, name)
 		}
 	}
-	p.tools = seen
+	p.tools, p.out = seen, out
 	p.mu.Unlock()
 	if len(gone) > 0 {
 		p.srv.RemoveTools(gone...)
@@ -245,7 +250,10 @@ func (p *Proxy) callTool(name string) sdk.ToolHandler {
 		}
 		call := tool.Call{Tool: gated, Input: args, Workspace: p.ws, ExecutionID: p.id}
 		if v := p.g.decide(ctx, req, call); v.Result != nil {
-			return v.Result, nil
+			p.mu.Lock()
+			schema := p.out[name]
+			p.mu.Unlock()
+			return fitOutput(schema, v.Result), nil
 		}
 		res, err := p.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 		if err != nil {
