@@ -138,11 +138,18 @@ Client configuration (.mcp.json, claude_desktop_config.json, ...):
   {"mcpServers": {"airlock": {"command": "airlock",
     "args": ["mcp", "serve", "--workspace", "/path/to/project"]}}}
 
+With --http, on a loopback address only, every request needs the header
+"Authorization: Bearer TOKEN" with the token in --token-file (made there,
+mode 0600, on the first start); requests without it get 401, and requests
+whose Host is not a loopback name (DNS rebinding) or that come from
+another origin in a browser get 403.
+
 Flags:
 `, stdout, stderr)
 	var m mcpFlags
 	m.register(fs)
 	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR`, a loopback address (e.g. 127.0.0.1:7421), instead of stdio")
+	tokenFile := fs.String("token-file", "", "with --http, the `FILE` holding the bearer token clients must send (made, mode 0600, if missing; default "+airlockmcp.DefaultTokenPath()+")")
 	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -177,23 +184,28 @@ Flags:
 		}
 		return 0
 	}
-	return serveHTTP(ctx, *httpAddr, srv.HTTPHandler(), g.Profile.Workspace(), stderr)
+	return serveHTTP(ctx, *httpAddr, *tokenFile, srv.HTTPHandler(), g.Profile.Workspace(), stderr)
 }
 
 // serveHTTP serves h at addr until ctx ends. The first line on stderr
 // names the URL, with the port the system chose for ":0".
-func serveHTTP(ctx context.Context, addr string, h http.Handler, workspace string, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, addr, tokenPath string, h http.Handler, workspace string, stderr io.Writer) int {
 	if !loopbackAddr(addr) {
 		fmt.Fprintf(stderr, "airlock mcp serve: --http %s: listen on a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); "+
-			"the server has no authentication, so anyone who can reach it could call its tools\n", addr)
+			"the token is sent in clear text over plain HTTP, so the server is for this machine only\n", addr)
 		return exitUsage
+	}
+	h, tokenPath, note, code := withToken(tokenPath, h, stderr)
+	if code >= 0 {
+		return code
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock mcp serve:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "airlock mcp serve: listening on http://%s/ (workspace %s)\n", ln.Addr(), workspace)
+	fmt.Fprintf(stderr, "airlock mcp serve: listening on http://%s/ (workspace %s; clients send Authorization: Bearer with the token in %s)\n", ln.Addr(), workspace, tokenPath)
+	fmt.Fprint(stderr, note)
 	hs := &http.Server{Handler: h}
 	go func() {
 		<-ctx.Done()
