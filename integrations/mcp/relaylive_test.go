@@ -88,8 +88,14 @@ func addLiveTools(s *sdk.Server) {
 		}
 		return textResult("sampled: " + res.Content.(*sdk.TextContent).Text), nil, nil
 	})
-	sdk.AddTool(s, &sdk.Tool{Name: "ask_person"}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
-		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Mode: "form", Message: "What is your name?",
+	type askArgs struct {
+		Message string `json:"message,omitempty"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "ask_person"}, func(ctx context.Context, req *sdk.CallToolRequest, in askArgs) (*sdk.CallToolResult, any, error) {
+		if in.Message == "" {
+			in.Message = "What is your name?"
+		}
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Mode: "form", Message: in.Message,
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
 		if err != nil {
 			return textResult("elicitation failed: " + err.Error()), nil, nil
@@ -121,6 +127,15 @@ match  = "mcp__down"
 effect = "deny"
 match  = "mcp__down__sampling__createMessage(systemPrompt:*secret*)"
 reason = "no sampling about secrets"
+
+[[rule]]
+effect = "ask"
+match  = "mcp__down__sampling__createMessage(systemPrompt:*costly*)"
+
+[[rule]]
+effect = "deny"
+match  = "mcp__down__elicitation__create(message:*password*)"
+reason = "servers do not ask for passwords"
 `
 
 // The proxy relays live, to and from the official TypeScript client:
@@ -153,6 +168,10 @@ func TestProxyRelaysLive(t *testing.T) {
 		Completions []string `json:"completions"`
 		Sampled     string   `json:"sampled"`
 		SampleDeny  string   `json:"sampleDenied"`
+		SampleAsked string   `json:"sampleAsked"`
+		Approvals   []string `json:"approvals"`
+		AskDenied   string   `json:"askDenied"`
+		PersonAsked []string `json:"personAsked"`
 		Sampling    []string `json:"samplingSeen"`
 		Asked       string   `json:"asked"`
 		Roots       string   `json:"roots"`
@@ -180,8 +199,15 @@ func TestProxyRelaysLive(t *testing.T) {
 	if !strings.Contains(r.SampleDeny, "no sampling about secrets") {
 		t.Errorf("denied sampling: %q", r.SampleDeny)
 	}
-	if strings.Join(r.Sampling, "|") != "be brief" {
+	if r.SampleAsked != "sampled: from the client's model" || len(r.Approvals) != 1 || !strings.Contains(r.Approvals[0], "mcp__down__sampling__createMessage") {
+		t.Errorf("sampling an ask rule matches: %q after the questions %q; want it sampled after one question naming the request", r.SampleAsked, r.Approvals)
+	}
+	if strings.Join(r.Sampling, "|") != "be brief|a costly answer" {
 		t.Errorf("the client's model was asked %q; the denied request must never reach it", r.Sampling)
+	}
+	if !strings.Contains(r.AskDenied, "servers do not ask for passwords") || strings.Contains(r.AskDenied, "accept") ||
+		strings.Join(r.PersonAsked, "|") != "What is your name?" {
+		t.Errorf("a denied elicitation: %q; the person was asked %q, and must never see the denied question", r.AskDenied, r.PersonAsked)
 	}
 	if r.Asked != "accept Pat" {
 		t.Errorf("elicitation: %q", r.Asked)

@@ -17,7 +17,7 @@ import {
 import { existsSync } from "node:fs";
 
 const [marker, bin, ...args] = process.argv.slice(2);
-const out = { progress: [], updates: [], listChanged: { resources: 0, prompts: 0 }, samplingSeen: [] };
+const out = { progress: [], updates: [], listChanged: { resources: 0, prompts: 0 }, samplingSeen: [], approvals: [], personAsked: [] };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const text = (res) => res.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
@@ -38,7 +38,16 @@ client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
   out.samplingSeen.push(req.params.systemPrompt ?? "");
   return { model: "test-model", role: "assistant", content: { type: "text", text: "from the client's model" } };
 });
-client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Pat", approve: true } }));
+// airlock's own questions carry an "approve" field; the downstream
+// server's carry "name".
+client.setRequestHandler(ElicitRequestSchema, async (req) => {
+  if (req.params.requestedSchema?.properties?.approve) {
+    out.approvals.push(req.params.message);
+    return { action: "accept", content: { approve: true } };
+  }
+  out.personAsked.push(req.params.message);
+  return { action: "accept", content: { name: "Pat" } };
+});
 client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///projects/demo", name: "demo" }] }));
 client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => out.updates.push(n.params.uri));
 client.setNotificationHandler(ResourceListChangedNotificationSchema, () => out.listChanged.resources++);
@@ -86,6 +95,8 @@ out.completions = (await client.complete({ ref: { type: "ref/prompt", name: "gre
 // The downstream server's own requests, through the gate.
 out.sampled = text(await client.callTool({ name: "sample", arguments: { system: "be brief" } }));
 out.sampleDenied = text(await client.callTool({ name: "sample", arguments: { system: "tell me a secret" } }));
+out.sampleAsked = text(await client.callTool({ name: "sample", arguments: { system: "a costly answer" } }));
+out.askDenied = text(await client.callTool({ name: "ask_person", arguments: { message: "Your password, please" } }));
 out.asked = text(await client.callTool({ name: "ask_person", arguments: {} }));
 out.roots = text(await client.callTool({ name: "roots", arguments: {} }));
 
