@@ -1,6 +1,5 @@
 // airlockSandboxBootstrap inside the real @ai-sdk/harness bootstrap
-// (prepareSandboxForHarness of 1.0.122, the release that has
-// sandboxConfig), and the hook script it writes, run as Claude Code runs
+// (prepareSandboxForHarness, 1.0.100 and 1.0.122), and the hook script it writes, run as Claude Code runs
 // it (hook JSON on stdin) against a real `airlock serve` and against
 // daemons that are unreachable, slow or answer garbage.
 import assert from 'node:assert/strict';
@@ -14,7 +13,7 @@ import { airlockSandboxBootstrap, mergeHookSettings } from '../src/index.js';
 import { startContractServer } from '../testdata/contract-server.js';
 import { daemonUnavailable, startDaemon } from '../testdata/daemon.js';
 import { createFixtureHarness, createLocalSandbox } from '../testdata/fixture-harness.js';
-import { loadHarness } from '../testdata/turn.js';
+import { loadHarness, VERSIONS } from '../testdata/turn.js';
 
 const base = { url: 'http://127.0.0.1:7420', token: 'alk_one', workspace: '/home/me/project' };
 
@@ -120,8 +119,8 @@ function hookInput(tool_name, tool_input, cwd) {
 }
 
 /** Bootstraps a local sandbox through the real harness with options. */
-async function bootstrapped(options) {
-  const h = await loadHarness('122');
+async function bootstrapped(version, options) {
+  const h = await loadHarness(version);
   const { harness } = createFixtureHarness({ harnessModule: h.root, model: null });
   const home = mkdtempSync(join(tmpdir(), 'airlock-aisdk-home-'));
   const sandbox = createLocalSandbox({ home });
@@ -153,13 +152,14 @@ function deniedReason(r) {
   return out.hookSpecificOutput.permissionDecisionReason;
 }
 
-describe('onBootstrap through @ai-sdk/harness 1.0.122, and the hook it writes, with a real airlock daemon', { skip: skip || false }, () => {
+for (const version of VERSIONS) {
+describe(`onBootstrap through @ai-sdk/harness 1.0.${version}, and the hook it writes, with a real airlock daemon`, { skip: skip || false }, () => {
   let daemon;
   let b;
   before(async () => {
     daemon = await startDaemon();
     writeFileSync(join(daemon.workspace, 'notes.txt'), 'notes\n');
-    b = await bootstrapped({ url: daemon.url, token: daemon.token, workspace: daemon.workspace, agent: 'harness-hook', timeoutMs: 4000 });
+    b = await bootstrapped(version, { url: daemon.url, token: daemon.token, workspace: daemon.workspace, agent: 'harness-hook', timeoutMs: 4000 });
   });
   after(async () => {
     b?.cleanup();
@@ -200,6 +200,7 @@ describe('onBootstrap through @ai-sdk/harness 1.0.122, and the hook it writes, w
     assert.ok(!JSON.stringify(reads).includes(b.workDir), 'the sandbox path reached the daemon unmapped');
   });
 });
+}
 
 async function closedPort() {
   const srv = createServer();
