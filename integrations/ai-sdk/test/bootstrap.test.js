@@ -153,53 +153,53 @@ function deniedReason(r) {
 }
 
 for (const version of VERSIONS) {
-describe(`onBootstrap through @ai-sdk/harness 1.0.${version}, and the hook it writes, with a real airlock daemon`, { skip: skip || false }, () => {
-  let daemon;
-  let b;
-  before(async () => {
-    daemon = await startDaemon();
-    writeFileSync(join(daemon.workspace, 'notes.txt'), 'notes\n');
-    b = await bootstrapped(version, { url: daemon.url, token: daemon.token, workspace: daemon.workspace, agent: 'harness-hook', timeoutMs: 4000 });
-  });
-  after(async () => {
-    b?.cleanup();
-    await daemon?.stop();
-  });
+  describe(`onBootstrap through @ai-sdk/harness 1.0.${version}, and the hook it writes, with a real airlock daemon`, { skip: skip || false }, () => {
+    let daemon;
+    let b;
+    before(async () => {
+      daemon = await startDaemon();
+      writeFileSync(join(daemon.workspace, 'notes.txt'), 'notes\n');
+      b = await bootstrapped(version, { url: daemon.url, token: daemon.token, workspace: daemon.workspace, agent: 'harness-hook', timeoutMs: 4000 });
+    });
+    after(async () => {
+      b?.cleanup();
+      await daemon?.stop();
+    });
 
-  test('writes the hook under workDir/bootstrapDir and registers it in both settings files', () => {
-    assert.equal(readFileSync(b.script, 'utf8'), readFileSync(new URL('../src/hook.mjs', import.meta.url), 'utf8'));
-    const entry = { type: 'command', command: 'node', args: [b.script], timeout: 9, onFailure: 'block' };
-    for (const file of [join(b.workDir, '.claude', 'settings.json'), join(b.home, '.claude', 'settings.json')]) {
-      const s = JSON.parse(readFileSync(file, 'utf8'));
-      assert.deepEqual(s.hooks.PreToolUse, [{ matcher: '*', hooks: [entry] }], file);
-    }
-    assert.match(b.result.identity, /^[0-9a-f]+$/, 'the harness derived the sandbox identity from bootstrapHash');
-  });
+    test('writes the hook under workDir/bootstrapDir and registers it in both settings files', () => {
+      assert.equal(readFileSync(b.script, 'utf8'), readFileSync(new URL('../src/hook.mjs', import.meta.url), 'utf8'));
+      const entry = { type: 'command', command: 'node', args: [b.script], timeout: 9, onFailure: 'block' };
+      for (const file of [join(b.workDir, '.claude', 'settings.json'), join(b.home, '.claude', 'settings.json')]) {
+        const s = JSON.parse(readFileSync(file, 'utf8'));
+        assert.deepEqual(s.hooks.PreToolUse, [{ matcher: '*', hooks: [entry] }], file);
+      }
+      assert.match(b.result.identity, /^[0-9a-f]+$/, 'the harness derived the sandbox identity from bootstrapHash');
+    });
 
-  test('a read under workDir is decided as the same path of the workspace: no objection', async () => {
-    const r = await runHook(b.script, hookInput('Read', { file_path: join(b.workDir, 'notes.txt') }, b.workDir));
-    assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, '', 'an allow leaves the decision to Claude Code and the harness');
-  });
+    test('a read under workDir is decided as the same path of the workspace: no objection', async () => {
+      const r = await runHook(b.script, hookInput('Read', { file_path: join(b.workDir, 'notes.txt') }, b.workDir));
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, '', 'an allow leaves the decision to Claude Code and the harness');
+    });
 
-  test("a command the daemon's rules deny is denied with the reason", async () => {
-    const reason = deniedReason(await runHook(b.script, hookInput('Bash', { command: 'rm -rf /' }, b.workDir)));
-    assert.match(reason, /^airlock: /);
-  });
+    test("a command the daemon's rules deny is denied with the reason", async () => {
+      const reason = deniedReason(await runHook(b.script, hookInput('Bash', { command: 'rm -rf /' }, b.workDir)));
+      assert.match(reason, /^airlock: /);
+    });
 
-  test('an ask nobody answers within the deadline is denied, naming the approval', async () => {
-    const reason = deniedReason(await runHook(b.script, hookInput('Bash', { command: 'git push origin main' }, b.workDir)));
-    assert.match(reason, /nobody answered approval apr_/);
-  });
+    test('an ask nobody answers within the deadline is denied, naming the approval', async () => {
+      const reason = deniedReason(await runHook(b.script, hookInput('Bash', { command: 'git push origin main' }, b.workDir)));
+      assert.match(reason, /nobody answered approval apr_/);
+    });
 
-  test('the daemon recorded the calls as the workspace paths, with the agent', async () => {
-    const { events } = await daemon.api('/v1/audit?limit=100');
-    const reads = events.filter(e => e.tool === 'Read' && e.detail?.identity?.agent === 'harness-hook');
-    assert.ok(reads.length > 0, `no Read from the hook in ${JSON.stringify(events.slice(0, 3))}`);
-    assert.ok(JSON.stringify(reads).includes(join(daemon.workspace, 'notes.txt')), JSON.stringify(reads));
-    assert.ok(!JSON.stringify(reads).includes(b.workDir), 'the sandbox path reached the daemon unmapped');
+    test('the daemon recorded the calls as the workspace paths, with the agent', async () => {
+      const { events } = await daemon.api('/v1/audit?limit=100');
+      const reads = events.filter(e => e.tool === 'Read' && e.detail?.identity?.agent === 'harness-hook');
+      assert.ok(reads.length > 0, `no Read from the hook in ${JSON.stringify(events.slice(0, 3))}`);
+      assert.ok(JSON.stringify(reads).includes(join(daemon.workspace, 'notes.txt')), JSON.stringify(reads));
+      assert.ok(!JSON.stringify(reads).includes(b.workDir), 'the sandbox path reached the daemon unmapped');
+    });
   });
-});
 }
 
 async function closedPort() {
