@@ -342,6 +342,10 @@ func TestServeUnprivileged(t *testing.T) {
 	if res.IsError || readFile(t, filepath.Join(ws, "mine.txt")) != "ok" {
 		t.Errorf("write_file as uid 65534: isError=%v %q", res.IsError, text(res))
 	}
+	res = call(t, cs, "list_directory", map[string]any{"path": ws})
+	if o := structured(t, res); res.IsError || o.Output != ".airlock/\nmine.txt\t2 bytes\n" {
+		t.Errorf("list_directory as uid 65534 (no placeholders): isError=%v %q", res.IsError, o.Output)
+	}
 	outside := filepath.Join(root, "escaped.txt")
 	res = call(t, cs, "write_file", map[string]any{"path": outside, "content": "x"})
 	if !res.IsError || sandboxtest.Exists(outside) {
