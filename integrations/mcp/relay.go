@@ -365,7 +365,13 @@ func (p *Proxy) relaySampling(ctx context.Context, req *sdk.CreateMessageRequest
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
 		return nil, errors.New("airlock allowed this sampling request, but the MCP client in front of the proxy does not support sampling")
 	}
-	return ss.CreateMessage(ctx, req.Params)
+	res, err := ss.CreateMessage(ctx, req.Params)
+	if err != nil {
+		// A client on the protocol of 2026-07-28 takes no request from a
+		// server outside a call's input requests; the SDK says so here.
+		return nil, fmt.Errorf("airlock allowed this sampling request, but the MCP client in front of the proxy refused it: %w", err)
+	}
+	return res, nil
 }
 
 // relayElicitation relays the downstream server's question to the person
@@ -390,5 +396,9 @@ func (p *Proxy) relayElicitation(ctx context.Context, req *sdk.ElicitRequest) (*
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return nil, errors.New("the MCP client in front of the airlock proxy does not support elicitation")
 	}
-	return ss.Elicit(ctx, req.Params)
+	res, err := ss.Elicit(ctx, req.Params)
+	if err != nil {
+		return nil, fmt.Errorf("the MCP client in front of the airlock proxy could not ask the person: %w", err)
+	}
+	return res, nil
 }
