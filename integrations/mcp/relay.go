@@ -82,7 +82,10 @@ func (p *Proxy) relayServerOptions(caps sdk.ServerCapabilities, opts *sdk.Server
 	if caps.Completions != nil {
 		opts.Capabilities.Completions = &sdk.CompletionCapabilities{}
 		opts.CompletionHandler = func(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
-			return p.cs.Complete(ctx, req.Params)
+			// Without the client's _meta: a client on the protocol of
+			// 2026-07-28 puts its protocol version there, which is about
+			// its own connection, not the proxy's to the server.
+			return p.cs.Complete(ctx, &sdk.CompleteParams{Argument: req.Params.Argument, Context: req.Params.Context, Ref: req.Params.Ref})
 		}
 	}
 	opts.InitializedHandler = func(_ context.Context, req *sdk.InitializedRequest) { go p.syncRoots(req.Session) }
