@@ -31,7 +31,7 @@ func TestProxyRelaysLiveGoClient(t *testing.T) {
 			progress = append(progress, req.Params.Progress)
 			mu.Unlock()
 		},
-		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+		ResourceUpdatedHandler:     func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
 		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { listChanged <- "resources" },
 		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { listChanged <- "prompts" },
 	})
