@@ -235,8 +235,9 @@ func mcpProxy(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("airlock mcp proxy", `Usage: airlock mcp proxy [--name NAME] [--profile P] [--net ...] [FLAGS] -- CMD [ARGS...]
 
 Starts the MCP server CMD inside the sandbox with its own profile (no
-network unless --net allows it), relays its tools, resources and prompts
-on stdin and stdout, and decides every tools/call as the tool
+network unless --net allows it), relays it live on stdin and stdout (tools,
+resources and subscriptions, prompts, completions, progress, cancellation,
+the client's roots), and decides every tools/call as the tool
 mcp__NAME__TOOL: rules such as
 
   [[rule]]
@@ -246,8 +247,11 @@ mcp__NAME__TOOL: rules such as
 in the workspace's .airlock/policy.toml; mcp__fs__write_file(path:/tmp/*)
 matches only the calls whose argument "path" matches the pattern. A call no rule allows is asked
 through MCP elicitation, or refused when the client cannot ask. A denied
-call is a tool result with isError set and the reason. The server's
-whole process tree ends with the proxy. The server lives as long as the
+call is a tool result with isError set and the reason. The server's own
+requests are decided the same way: sampling as
+mcp__NAME__sampling__createMessage (an ask is put to the person through
+elicitation), elicitation as mcp__NAME__elicitation__create (only a deny
+refuses it). The server's whole process tree ends with the proxy. The server lives as long as the
 client, so the profile's output and wall-time budgets apply to it only
 when --max-output or --timeout sets them.
 
