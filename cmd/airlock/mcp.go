@@ -138,11 +138,18 @@ Client configuration (.mcp.json, claude_desktop_config.json, ...):
   {"mcpServers": {"airlock": {"command": "airlock",
     "args": ["mcp", "serve", "--workspace", "/path/to/project"]}}}
 
+With --http, on a loopback address only, every request needs the header
+"Authorization: Bearer TOKEN" with the token in --token-file (made there,
+mode 0600, on the first start); requests without it get 401, and requests
+whose Host is not a loopback name (DNS rebinding) or that come from
+another origin in a browser get 403.
+
 Flags:
 `, stdout, stderr)
 	var m mcpFlags
 	m.register(fs)
 	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR`, a loopback address (e.g. 127.0.0.1:7421), instead of stdio")
+	tokenFile := fs.String("token-file", "", "with --http, the `FILE` holding the bearer token clients must send (made, mode 0600, if missing; default "+airlockmcp.DefaultTokenPath()+")")
 	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -177,23 +184,28 @@ Flags:
 		}
 		return 0
 	}
-	return serveHTTP(ctx, *httpAddr, srv.HTTPHandler(), g.Profile.Workspace(), stderr)
+	return serveHTTP(ctx, *httpAddr, *tokenFile, srv.HTTPHandler(), g.Profile.Workspace(), stderr)
 }
 
 // serveHTTP serves h at addr until ctx ends. The first line on stderr
 // names the URL, with the port the system chose for ":0".
-func serveHTTP(ctx context.Context, addr string, h http.Handler, workspace string, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, addr, tokenPath string, h http.Handler, workspace string, stderr io.Writer) int {
 	if !loopbackAddr(addr) {
 		fmt.Fprintf(stderr, "airlock mcp serve: --http %s: listen on a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); "+
-			"the server has no authentication, so anyone who can reach it could call its tools\n", addr)
+			"the token is sent in clear text over plain HTTP, so the server is for this machine only\n", addr)
 		return exitUsage
+	}
+	h, tokenPath, note, code := withToken(tokenPath, h, stderr)
+	if code >= 0 {
+		return code
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock mcp serve:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "airlock mcp serve: listening on http://%s/ (workspace %s)\n", ln.Addr(), workspace)
+	fmt.Fprintf(stderr, "airlock mcp serve: listening on http://%s/ (workspace %s; clients send Authorization: Bearer with the token in %s)\n", ln.Addr(), workspace, tokenPath)
+	fmt.Fprint(stderr, note)
 	hs := &http.Server{Handler: h}
 	go func() {
 		<-ctx.Done()
@@ -223,8 +235,9 @@ func mcpProxy(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("airlock mcp proxy", `Usage: airlock mcp proxy [--name NAME] [--profile P] [--net ...] [FLAGS] -- CMD [ARGS...]
 
 Starts the MCP server CMD inside the sandbox with its own profile (no
-network unless --net allows it), relays its tools, resources and prompts
-on stdin and stdout, and decides every tools/call as the tool
+network unless --net allows it), relays it live on stdin and stdout (tools,
+resources and subscriptions, prompts, completions, progress, cancellation,
+the client's roots), and decides every tools/call as the tool
 mcp__NAME__TOOL: rules such as
 
   [[rule]]
@@ -234,8 +247,11 @@ mcp__NAME__TOOL: rules such as
 in the workspace's .airlock/policy.toml; mcp__fs__write_file(path:/tmp/*)
 matches only the calls whose argument "path" matches the pattern. A call no rule allows is asked
 through MCP elicitation, or refused when the client cannot ask. A denied
-call is a tool result with isError set and the reason. The server's
-whole process tree ends with the proxy. The server lives as long as the
+call is a tool result with isError set and the reason. The server's own
+requests are decided the same way: sampling as
+mcp__NAME__sampling__createMessage (an ask is put to the person through
+elicitation), elicitation as mcp__NAME__elicitation__create (only a deny
+refuses it). The server's whole process tree ends with the proxy. The server lives as long as the
 client, so the profile's output and wall-time budgets apply to it only
 when --max-output or --timeout sets them.
 

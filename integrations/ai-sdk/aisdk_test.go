@@ -13,7 +13,7 @@ import (
 // from the same commit. Without `npm ci` here the test skips, except in CI
 // (CI=true), where it fails: .ci/run installs the pinned packages.
 func TestNode(t *testing.T) {
-	for _, dep := range []string{"harness-100", "harness-122", "ai"} {
+	for _, dep := range []string{"harness-100", "harness-122", "ai", "typescript"} {
 		if _, err := os.Stat(filepath.Join("node_modules", dep, "package.json")); err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatalf("node_modules/%s is missing: run 'npm ci' in integrations/ai-sdk (.ci/run does)", dep)

@@ -11,6 +11,8 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -90,13 +92,26 @@ func (s *Server) listDirectory(ctx context.Context, req *sdk.CallToolRequest, in
 	return s.call(ctx, req, "Glob", map[string]any{"pattern": "*", "path": p}, func(ctx context.Context, id string) Outcome {
 		argv := []string{"find", p, "-mindepth", "1", "-maxdepth", "1", "-printf", `%y\t%s\t%f\n`}
 		res, err := s.exec(ctx, id, "list_directory", argv, nil, nil, 0)
-		return fileOutcome(res, err, func(res *sandbox.Result) string { return listing(string(res.Stdout)) })
+		return fileOutcome(res, err, func(res *sandbox.Result) string { return listing(string(res.Stdout), onHost(p)) })
 	})
 }
 
+// onHost reports whether a name listed in dir inside the sandbox is there
+// on the host once the run has ended. The sandbox holds names the run
+// must not create (.git, .env, ...) with placeholders of its own while it
+// runs; they are not the workspace's, and a model told they exist would
+// go looking for them.
+func onHost(dir string) func(name string) bool {
+	return func(name string) bool {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		return err == nil
+	}
+}
+
 // listing formats find's "TYPE\tSIZE\tNAME" lines, sorted by name:
-// directories end in "/", files show their size.
-func listing(out string) string {
+// directories end in "/", files show their size. Names exists rejects
+// are left out.
+func listing(out string, exists func(name string) bool) string {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	var entries []string
 	for _, l := range lines {
@@ -105,6 +120,9 @@ func listing(out string) string {
 			continue
 		}
 		size, name, _ := strings.Cut(rest, "\t")
+		if !exists(name) {
+			continue
+		}
 		switch typ {
 		case "d":
 			entries = append(entries, name+"/")

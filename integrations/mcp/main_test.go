@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,11 +116,13 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// startHTTP starts "airlock mcp serve --http 127.0.0.1:0" and returns its
-// URL, read from the first line airlock writes on stderr.
-func startHTTP(t *testing.T, args ...string) string {
+// startHTTP starts "airlock mcp serve --http 127.0.0.1:0" with a token
+// file of the test's own and returns its URL, read from the first line
+// airlock writes on stderr, and the token clients must send.
+func startHTTP(t *testing.T, args ...string) (url, token string) {
 	t.Helper()
-	cmd := exec.Command(airlockBin, append(args, "--http", "127.0.0.1:0")...)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	cmd := exec.Command(airlockBin, append(args, "--http", "127.0.0.1:0", "--token-file", tokenFile)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +144,24 @@ func startHTTP(t *testing.T, args ...string) string {
 	if m == "" {
 		t.Fatalf("no URL in %q", line)
 	}
-	return m
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatalf("airlock mcp serve --http made no token file: %v", err)
+	}
+	return m, strings.TrimSpace(string(b))
+}
+
+// bearer is an HTTP client that sends token on every request.
+func bearer(token string) *http.Client {
+	return &http.Client{Transport: bearerTransport(token)}
+}
+
+type bearerTransport string
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // call calls a tool and returns the result; a protocol error fails the test.

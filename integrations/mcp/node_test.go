@@ -115,7 +115,7 @@ func TestServeStdioTypeScriptClient(t *testing.T) {
 func TestServeHTTPTypeScriptClient(t *testing.T) {
 	nodeModules(t)
 	ws := serverWorkspace(t)
-	url := startHTTP(t, serveArgs(ws)...)
-	r := runTSClient(t, tsScript(ws), "http", url)
+	url, token := startHTTP(t, serveArgs(ws)...)
+	r := runTSClient(t, tsScript(ws), "http", url, token)
 	checkTSResult(t, r, ws)
 }

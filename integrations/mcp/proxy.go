@@ -38,6 +38,7 @@ type Proxy struct {
 	name   string
 	ws     string
 	srv    *sdk.Server
+	client *sdk.Client
 	cs     *sdk.ClientSession
 	stdin  *os.File
 	proc   *sandbox.Process
@@ -47,7 +48,9 @@ type Proxy struct {
 
 	mu    sync.Mutex
 	tools map[string]bool // the tool names currently relayed
+	out   map[string]any  // the output schemas of the relayed tools that have one
 	err   error           // why the downstream server ended
+	relay relayState
 }
 
 // StartProxy starts the downstream server in the sandbox, connects to it
@@ -65,7 +68,8 @@ func StartProxy(ctx context.Context, opts ProxyOptions) (*Proxy, error) {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{g: newGatekeeper(opts.Gate), name: opts.Name, ws: opts.Profile.Workspace(),
-		cancel: cancel, done: make(chan struct{}), id: newExecutionID(), tools: map[string]bool{}}
+		cancel: cancel, done: make(chan struct{}), id: newExecutionID(), tools: map[string]bool{},
+		relay: relayState{progress: map[int64]progressRoute{}, subs: map[string]int{}}}
 
 	// The server's stdin is an os.File so that the sandbox passes it as it
 	// is; a plain reader would leave a copying goroutine blocked on it
@@ -104,9 +108,8 @@ func StartProxy(ctx context.Context, opts ProxyOptions) (*Proxy, error) {
 		close(p.done)
 	}()
 
-	client := sdk.NewClient(&sdk.Implementation{Name: "airlock-proxy", Version: opts.Version}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) { _ = p.syncTools(ctx) },
-	})
+	client := sdk.NewClient(&sdk.Implementation{Name: "airlock-proxy", Version: opts.Version}, p.downstreamClientOptions())
+	p.client = client
 	connectCtx, stop := context.WithCancel(ctx)
 	go func() {
 		select {
@@ -137,16 +140,19 @@ func StartProxy(ctx context.Context, opts ProxyOptions) (*Proxy, error) {
 		offer.Tools = &sdk.ToolCapabilities{ListChanged: true}
 	}
 	if caps.Resources != nil {
-		offer.Resources = &sdk.ResourceCapabilities{}
+		offer.Resources = &sdk.ResourceCapabilities{ListChanged: true}
 	}
 	if caps.Prompts != nil {
-		offer.Prompts = &sdk.PromptCapabilities{}
+		offer.Prompts = &sdk.PromptCapabilities{ListChanged: true}
 	}
-	p.srv = sdk.NewServer(&sdk.Implementation{Name: "airlock-proxy-" + opts.Name, Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: instructions,
-		Capabilities: &offer,
-	})
-	refuseFailedAsks(p.srv)
+	sopts := &sdk.ServerOptions{Instructions: instructions, Capabilities: &offer}
+	p.relayServerOptions(caps, sopts)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "airlock-proxy-" + opts.Name, Version: opts.Version}, sopts)
+	refuseFailedAsks(srv)
+	p.trackSessions(srv)
+	p.mu.Lock()
+	p.srv = srv
+	p.mu.Unlock()
 	if err := p.mirror(ctx, caps); err != nil {
 		p.Close()
 		return nil, err
@@ -174,33 +180,24 @@ func (p *Proxy) mirror(ctx context.Context, caps sdk.ServerCapabilities) error {
 		}
 	}
 	if caps.Resources != nil {
-		for r, err := range p.cs.Resources(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("mcp: list the downstream server's resources: %w", err)
-			}
-			p.srv.AddResource(r, p.readResource)
-		}
-		for t, err := range p.cs.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("mcp: list the downstream server's resource templates: %w", err)
-			}
-			p.srv.AddResourceTemplate(t, p.readResource)
+		if err := p.syncResources(ctx); err != nil {
+			return err
 		}
 	}
 	if caps.Prompts != nil {
-		for pr, err := range p.cs.Prompts(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("mcp: list the downstream server's prompts: %w", err)
-			}
-			p.srv.AddPrompt(pr, p.getPrompt)
-		}
+		return p.syncPrompts(ctx)
 	}
 	return nil
 }
 
 // syncTools makes the relayed tools those the downstream server lists now.
 func (p *Proxy) syncTools(ctx context.Context) error {
+	srv := p.server()
+	if srv == nil {
+		return nil // StartProxy lists them once the server exists
+	}
 	seen := map[string]bool{}
+	out := map[string]any{}
 	for t, err := range p.cs.Tools(ctx, nil) {
 		if err != nil {
 			return fmt.Errorf("mcp: list the downstream server's tools: %w", err)
@@ -208,11 +205,17 @@ func (p *Proxy) syncTools(ctx context.Context) error {
 		if !objectSchema(t.InputSchema) {
 			continue // the SDK refuses it, and no client could call it
 		}
+		if t.Name == samplingTool || t.Name == elicitationTool {
+			continue // the name rules give the server's own requests
+		}
 		if t.OutputSchema != nil && !objectSchema(t.OutputSchema) {
 			t.OutputSchema = nil
 		}
 		seen[t.Name] = true
-		p.srv.AddTool(t, p.callTool(t.Name))
+		if t.OutputSchema != nil {
+			out[t.Name] = t.OutputSchema
+		}
+		srv.AddTool(t, p.callTool(t.Name))
 	}
 	p.mu.Lock()
 	var gone []string
@@ -221,10 +224,10 @@ func (p *Proxy) syncTools(ctx context.Context) error {
 			gone = append(gone, name)
 		}
 	}
-	p.tools = seen
+	p.tools, p.out = seen, out
 	p.mu.Unlock()
 	if len(gone) > 0 {
-		p.srv.RemoveTools(gone...)
+		srv.RemoveTools(gone...)
 	}
 	return nil
 }
@@ -245,9 +248,18 @@ func (p *Proxy) callTool(name string) sdk.ToolHandler {
 		}
 		call := tool.Call{Tool: gated, Input: args, Workspace: p.ws, ExecutionID: p.id}
 		if v := p.g.decide(ctx, req, call); v.Result != nil {
-			return v.Result, nil
+			p.mu.Lock()
+			schema := p.out[name]
+			p.mu.Unlock()
+			return fitOutput(schema, v.Result), nil
 		}
-		res, err := p.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		params := &sdk.CallToolParams{Name: name, Arguments: args}
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			t, done := p.progressToken(req.Session, tok)
+			defer done()
+			params.SetProgressToken(t)
+		}
+		res, err := p.cs.CallTool(ctx, params)
 		if err != nil {
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{
 				Text: "airlock allowed the call, but the downstream server failed: " + err.Error() + p.downstreamEnded()}}}, nil

@@ -17,7 +17,8 @@ import (
 const downstreamEnv = "AIRLOCK_MCP_TEST_DOWNSTREAM"
 
 func serveDownstream() {
-	s := sdk.NewServer(&sdk.Implementation{Name: "downstream", Version: "1"}, nil)
+	s := sdk.NewServer(&sdk.Implementation{Name: "downstream", Version: "1"}, liveServerOptions())
+	addLiveTools(s)
 	type echoArgs struct {
 		Text string `json:"text"`
 	}

@@ -78,11 +78,12 @@ func NewServer(opts ServerOptions) (*Server, error) {
 			". A call that is not allowed returns an error result whose text says why; do not retry it unchanged.",
 	})
 	refuseFailedAsks(s.mcp)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: "run_command", Description: "Run a shell command (bash -c) in the workspace, inside airlock's sandbox. Returns status, exit code and the combined output."}, s.runCommand)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: "read_file", Description: "Read a text file."}, s.readFile)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: "write_file", Description: "Create or overwrite a file with the given content."}, s.writeFile)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: "edit_file", Description: "Replace one exact occurrence of old_string with new_string in a file."}, s.editFile)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: "list_directory", Description: "List the entries of a directory."}, s.listDirectory)
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: "run_command", Annotations: toolAnnotations["run_command"],
+		Description: "Run a shell command (bash -c) in the workspace, inside airlock's sandbox. Returns status, exit code and the combined output."}, s.runCommand)
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: "read_file", Annotations: toolAnnotations["read_file"], Description: "Read a text file."}, s.readFile)
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: "write_file", Annotations: toolAnnotations["write_file"], Description: "Create or overwrite a file with the given content."}, s.writeFile)
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: "edit_file", Annotations: toolAnnotations["edit_file"], Description: "Replace one exact occurrence of old_string with new_string in a file."}, s.editFile)
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: "list_directory", Annotations: toolAnnotations["list_directory"], Description: "List the entries of a directory."}, s.listDirectory)
 	return s, nil
 }
 

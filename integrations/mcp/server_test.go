@@ -170,12 +170,12 @@ func TestServeStdioGoClient(t *testing.T) {
 
 func TestServeHTTPGoClient(t *testing.T) {
 	ws := serverWorkspace(t)
-	url := startHTTP(t, serveArgs(ws)...)
+	url, token := startHTTP(t, serveArgs(ws)...)
 	el := &elicitor{action: "accept"}
 	client := sdk.NewClient(&sdk.Implementation{Name: "airlock-go-test", Version: "1"}, &sdk.ClientOptions{ElicitationHandler: el.handle})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: bearer(token)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,6 +342,10 @@ func TestServeUnprivileged(t *testing.T) {
 	if res.IsError || readFile(t, filepath.Join(ws, "mine.txt")) != "ok" {
 		t.Errorf("write_file as uid 65534: isError=%v %q", res.IsError, text(res))
 	}
+	res = call(t, cs, "list_directory", map[string]any{"path": ws})
+	if o := structured(t, res); res.IsError || o.Output != ".airlock/\nmine.txt\t2 bytes\n" {
+		t.Errorf("list_directory as uid 65534 (no placeholders): isError=%v %q", res.IsError, o.Output)
+	}
 	outside := filepath.Join(root, "escaped.txt")
 	res = call(t, cs, "write_file", map[string]any{"path": outside, "content": "x"})
 	if !res.IsError || sandboxtest.Exists(outside) {
@@ -360,7 +364,7 @@ func TestServeHTTPRefusesBrowsersAndRemoteAddresses(t *testing.T) {
 		t.Errorf("--http 0.0.0.0:0: %v %s", err, out)
 	}
 
-	url := startHTTP(t, serveArgs(ws)...)
+	url, token := startHTTP(t, serveArgs(ws)...)
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	post := func(edit func(*http.Request)) int {
 		req, err := http.NewRequest("POST", url, strings.NewReader(body))
@@ -369,6 +373,7 @@ func TestServeHTTPRefusesBrowsersAndRemoteAddresses(t *testing.T) {
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
 		edit(req)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -395,7 +400,7 @@ func TestServeHTTPRefusesBrowsersAndRemoteAddresses(t *testing.T) {
 // protocol error, and nothing runs.
 func TestServeFailedElicitation(t *testing.T) {
 	ws := serverWorkspace(t)
-	url := startHTTP(t, serveArgs(ws)...)
+	url, token := startHTTP(t, serveArgs(ws)...)
 	asked := 0
 	client := sdk.NewClient(&sdk.Implementation{Name: "airlock-go-test", Version: "1"}, &sdk.ClientOptions{
 		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
@@ -405,7 +410,7 @@ func TestServeFailedElicitation(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: bearer(token)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,3 +166,82 @@ export function recommendedSettings(options?: {
 };
 
 export const METADATA_CIDRS: readonly string[];
+
+/** Options of {@link airlockSandboxBootstrap}. */
+export interface AirlockSandboxBootstrapOptions {
+  /** The daemon's address as the sandbox VM reaches it. */
+  url: string;
+  /**
+   * A token from `airlock serve token create`. It is written into the
+   * sandbox, where the agent can read it: see the README's caveat.
+   */
+  token: string;
+  /** The daemon-side workspace whose policy decides the calls. */
+  workspace: string;
+  /** Where the hook goes, relative to `workDir` (default `.airlock/hooks`). */
+  bootstrapDir?: string;
+  /** Agent name the daemon records and matches rules on. */
+  agent?: string;
+  /**
+   * Deadline for one decision, in milliseconds (default 30000). A daemon
+   * slower than this blocks the call.
+   */
+  timeoutMs?: number;
+}
+
+/** The sandbox session methods onBootstrap uses (`Experimental_SandboxSession` of @ai-sdk/provider-utils). */
+export interface AirlockBootstrapSession {
+  readTextFile(options: { path: string; abortSignal?: AbortSignal }): PromiseLike<string | null>;
+  writeTextFile(options: { path: string; content: string; abortSignal?: AbortSignal }): PromiseLike<void>;
+  run(options: { command: string; env?: Record<string, string>; abortSignal?: AbortSignal }): PromiseLike<{
+    exitCode: number;
+    stdout: string;
+    stderr: string;
+  }>;
+}
+
+/** The two fields of `HarnessAgentSettings.sandboxConfig` airlock fills. */
+export interface AirlockSandboxBootstrap {
+  /** The same for the same options (and hook code); changes when any changes. */
+  readonly bootstrapHash: string;
+  /**
+   * Writes the hook script and its configuration under
+   * `workDir/bootstrapDir` and registers it as a PreToolUse hook (matcher
+   * `*`, `onFailure: "block"`) in `workDir/.claude/settings.json` and
+   * `$HOME/.claude/settings.json`, keeping what else is there.
+   */
+  readonly onBootstrap: (opts: {
+    readonly session: AirlockBootstrapSession;
+    readonly workDir: string;
+    readonly abortSignal?: AbortSignal;
+  }) => Promise<void>;
+}
+
+export function airlockSandboxBootstrap(options: AirlockSandboxBootstrapOptions): AirlockSandboxBootstrap;
+
+/** The hook entry airlock registers. */
+export interface AirlockHookEntry {
+  type: 'command';
+  command: string;
+  args: string[];
+  timeout: number;
+  onFailure: 'block';
+}
+
+/** Merges airlock's hook into Claude Code settings text (null: no file yet). */
+export function mergeHookSettings(text: string | null, entry: AirlockHookEntry, file?: string): string;
+
+/** Options of {@link airlockToolApproval}: the responder's, without the harness-only ones. */
+export type AirlockToolApprovalOptions = Omit<AirlockResponderOptions, 'shape' | 'harness'>;
+
+/** The `ToolApprovalStatus` values airlockToolApproval returns. */
+export type AirlockToolApprovalStatus = { type: 'approved'; reason: string } | { type: 'denied'; reason: string };
+
+/**
+ * The function form of the `ai` package's `toolApproval` (its
+ * `GenericToolApprovalFunction`): asks the daemon about each call; only an
+ * allow approves it.
+ */
+export function airlockToolApproval(
+  options: AirlockToolApprovalOptions,
+): (options: { toolCall: { toolCallId: string; toolName: string; input: unknown } }) => Promise<AirlockToolApprovalStatus>;

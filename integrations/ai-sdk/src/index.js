@@ -23,6 +23,8 @@ export {
   METADATA_CIDRS,
 } from './settings.js';
 export { detectContinuationShape } from './shape.js';
+export { airlockSandboxBootstrap, mergeHookSettings } from './bootstrap.js';
+export { airlockToolApproval } from './approval.js';
 
 import { toContinuation, detectContinuationShape } from './shape.js';
 

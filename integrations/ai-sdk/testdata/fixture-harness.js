@@ -6,9 +6,9 @@
 // inactiveTools, pauses for approvals, and consumes continuations. Built-in
 // bash runs for real in the sandbox session below (bash in a temp dir).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 
 const usage = {
@@ -256,14 +256,14 @@ class FixtureSession {
  * A sandbox session over a real temp directory and real bash. Enough of
  * HarnessV1NetworkSandboxSession for HarnessAgent.createSession.
  */
-export function createLocalSandbox() {
+export function createLocalSandbox({ home } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-aisdk-'));
   const policies = [];
   const run = ({ command, env, cwd, abortSignal }) =>
     new Promise((resolve, reject) => {
       const child = spawn('bash', ['-c', command], {
         cwd: cwd ?? dir,
-        env: { ...process.env, ...(env ?? {}) },
+        env: { ...process.env, ...(home ? { HOME: home } : {}), ...(env ?? {}) },
         signal: abortSignal,
       });
       let stdout = '';
@@ -284,10 +284,24 @@ export function createLocalSandbox() {
     run,
     readFile: notHere('readFile'),
     readBinaryFile: notHere('readBinaryFile'),
-    readTextFile: notHere('readTextFile'),
+    // The text file methods work on the host's file system, as a local
+    // sandbox provider's do (absolute paths as they are, relative ones
+    // under the sandbox directory).
+    readTextFile: async ({ path }) => {
+      try {
+        return readFileSync(resolve(dir, path), 'utf8');
+      } catch (err) {
+        if (err.code === 'ENOENT') return null;
+        throw err;
+      }
+    },
     writeFile: notHere('writeFile'),
     writeBinaryFile: notHere('writeBinaryFile'),
-    writeTextFile: notHere('writeTextFile'),
+    writeTextFile: async ({ path, content }) => {
+      const p = resolve(dir, path);
+      mkdirSync(dirname(p), { recursive: true });
+      writeFileSync(p, content);
+    },
     spawn: notHere('spawn'),
     getPortEndpoint: notHere('getPortEndpoint'),
     getPortUrl: notHere('getPortUrl'),

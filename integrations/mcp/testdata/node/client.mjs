@@ -2,7 +2,7 @@
 // of integrations/mcp. Usage:
 //
 //   node client.mjs stdio AIRLOCK_BIN WORKSPACE [airlock flags...]
-//   node client.mjs http URL
+//   node client.mjs http URL TOKEN
 //
 // It connects with the elicitation capability (answering "accept" to every
 // question, and recording it), runs the script of calls in SCRIPT (JSON on
@@ -28,7 +28,9 @@ let transport;
 if (mode === "stdio") {
   transport = new StdioClientTransport({ command: target, args: rest, stderr: "inherit" });
 } else {
-  transport = new StreamableHTTPClientTransport(new URL(target));
+  transport = new StreamableHTTPClientTransport(new URL(target), {
+    requestInit: { headers: { Authorization: `Bearer ${rest[0]}` } },
+  });
 }
 await client.connect(transport);
 
