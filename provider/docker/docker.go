@@ -2,9 +2,11 @@
 // the official Go client. Each execution runs in a fresh container (or
 // the container of its invocation or session scope) that is locked down
 // by default: a read-only root filesystem with a size-capped tmpfs /tmp
-// as the working directory, a non-root user, every capability dropped,
-// no-new-privileges, no network, and memory (without swap), cpu and pids
-// budgets. Output is capped while it streams. Containers carry
+// (the run user's) as the working directory, a non-root user, every
+// capability dropped, no-new-privileges, no network, and memory (without
+// swap), cpu and pids budgets. Output is capped while it streams. Each
+// container holds its own deadline, so its work ends even when airlock
+// is killed (see keeper.go). Containers carry
 // io.airlock.* labels; a provider removes its own orphans at start and
 // never touches a container it did not label. Images are referenced by
 // id or digest only, never pulled, and refused when they declare volumes.
