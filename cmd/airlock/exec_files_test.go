@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,37 +40,71 @@ func bounded[T any](t *testing.T, limit time.Duration, what string, f func() T) 
 
 // TestExecOutputFifo: a run that leaves a FIFO under an --output name
 // gets its Result back, the FIFO refused in it, before its deadline;
-// today's airlock blocked on the FIFO past the deadline and SIGTERM.
+// today's airlock blocked on the FIFO past the deadline and SIGTERM. As
+// uid 65534 too: there the local provider either does the same or
+// refuses to run at all with one line naming the guarantee it lacks.
 func TestExecOutputFifo(t *testing.T) {
 	bin := buildAirlock(t)
-	dir := t.TempDir()
-	cat := filepath.Join(dir, "sandboxes.toml")
-	if err := os.WriteFile(cat, []byte("[sandbox.sh]\nprovider = \"local\"\ntimeout = \"20s\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "exec", "--config", cat, "--sandbox", "sh", "--lang", "sh",
-		"--code", "mkfifo out && echo fine > plain", "--output", "out", "--output", "plain")
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	err := bounded(t, 50*time.Second, "airlock exec with a FIFO as --output", cmd.Wait)
-	if err != nil {
-		t.Fatalf("exit: %v; stderr %q", err, se.String())
-	}
-	var r execResult
-	if err := json.Unmarshal([]byte(so.String()), &r); err != nil {
-		t.Fatalf("stdout is not a Result: %v\n%s", err, so.String())
-	}
-	if r.Status != "succeeded" || string(r.OutputFiles["plain"]) != "fine\n" || !strings.Contains(r.FileErrors["out"], "FIFO") {
-		t.Errorf("got %+v", r)
+	for _, unpriv := range []bool{false, true} {
+		t.Run(map[bool]string{false: "caller", true: "uid 65534"}[unpriv], func(t *testing.T) {
+			if unpriv {
+				if os.Geteuid() != 0 {
+					t.Skip("needs root to switch to uid 65534")
+				}
+				if _, err := exec.LookPath("setpriv"); err != nil {
+					t.Skip("needs setpriv (util-linux)")
+				}
+			}
+			dir := t.TempDir()
+			for _, p := range []string{filepath.Dir(dir), dir, filepath.Dir(filepath.Dir(bin)), filepath.Dir(bin)} {
+				if err := os.Chmod(p, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cat := filepath.Join(dir, "sandboxes.toml")
+			if err := os.WriteFile(cat, []byte("[sandbox.sh]\nprovider = \"local\"\ntimeout = \"20s\"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{bin, "exec", "--config", cat, "--sandbox", "sh", "--lang", "sh",
+				"--code", "mkfifo out && echo fine > plain", "--output", "out", "--output", "plain"}
+			if unpriv {
+				args = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, args...)
+			}
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Dir = dir
+			if unpriv {
+				cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+			}
+			var so, se strings.Builder
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if cmd.ProcessState == nil {
+					cmd.Process.Kill()
+					cmd.Wait()
+				}
+			})
+			err := bounded(t, 50*time.Second, "airlock exec with a FIFO as --output", cmd.Wait)
+			if unpriv && cmd.ProcessState.ExitCode() == 1 {
+				if !strings.Contains(se.String(), "sandbox unavailable") || strings.Count(se.String(), "\n") != 1 {
+					t.Errorf("refusal as uid 65534 is not one line saying what is missing: %q", se.String())
+				}
+				t.Logf("as uid 65534: %s", se.String())
+				return
+			}
+			if err != nil {
+				t.Fatalf("exit: %v; stderr %q", err, se.String())
+			}
+			var r execResult
+			if err := json.Unmarshal([]byte(so.String()), &r); err != nil {
+				t.Fatalf("stdout is not a Result: %v\n%s", err, so.String())
+			}
+			if r.Status != "succeeded" || string(r.OutputFiles["plain"]) != "fine\n" || !strings.Contains(r.FileErrors["out"], "FIFO") {
+				t.Errorf("got %+v", r)
+			}
+		})
 	}
 }
 
@@ -81,6 +116,13 @@ func TestExecOutputFifo(t *testing.T) {
 // the file's content), the scope then runs the next call, and the
 // daemon exits on SIGTERM.
 func TestServeExecFilesLeftByEarlierCall(t *testing.T) {
+	t.Run("local", func(t *testing.T) { serveExecFilesLeft(t, `provider = "local"`) })
+	t.Run("docker", func(t *testing.T) {
+		serveExecFilesLeft(t, fmt.Sprintf("provider = \"docker\"\nimage = %q", dockerImage(t, "busybox")))
+	})
+}
+
+func serveExecFilesLeft(t *testing.T, sandbox string) {
 	bin, dir, dsn, token, _ := serveSetup(t)
 	hostFile := filepath.Join(dir, "host-file")
 	if err := os.WriteFile(hostFile, []byte("original"), 0o644); err != nil {
@@ -92,7 +134,7 @@ func TestServeExecFilesLeftByEarlierCall(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join(catDir, "sandboxes.toml"), []byte(`
 [sandbox.sh]
-provider = "local"
+`+sandbox+`
 scope = "session"
 timeout = "20s"
 
