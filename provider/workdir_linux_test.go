@@ -21,9 +21,13 @@ func TestWorkdir(t *testing.T) {
 		read  string                                  // "" = read back; else the refusal says this
 	}{
 		{"nothing", func(*testing.T, string, string) {}, "", "no such file"},
-		{"regular", func(t *testing.T, dir, _ string) { must(t, os.WriteFile(filepath.Join(dir, "f"), []byte("old"), 0o644)) }, "", ""},
+		{"regular", func(t *testing.T, dir, _ string) {
+			must(t, os.WriteFile(filepath.Join(dir, "f"), []byte("old"), 0o644))
+		}, "", ""},
 		{"symlink", func(t *testing.T, dir, outside string) { must(t, os.Symlink(outside, filepath.Join(dir, "f"))) }, "a symbolic link", "symbolic link"},
-		{"dangling symlink", func(t *testing.T, dir, outside string) { must(t, os.Symlink(outside+".absent", filepath.Join(dir, "f"))) }, "a symbolic link", "symbolic link"},
+		{"dangling symlink", func(t *testing.T, dir, outside string) {
+			must(t, os.Symlink(outside+".absent", filepath.Join(dir, "f")))
+		}, "a symbolic link", "symbolic link"},
 		{"fifo", func(t *testing.T, dir, _ string) { must(t, syscall.Mkfifo(filepath.Join(dir, "f"), 0o644)) }, "a FIFO", "a FIFO"},
 		{"directory", func(t *testing.T, dir, _ string) { must(t, os.Mkdir(filepath.Join(dir, "f"), 0o755)) }, "a directory", "a directory"},
 		{"hard link", func(t *testing.T, dir, outside string) { must(t, os.Link(outside, filepath.Join(dir, "f"))) }, "", ""},
