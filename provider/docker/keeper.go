@@ -42,15 +42,27 @@ done`}
 // runs in the first exec-less container): it runs argv with the
 // container's stdin and ends everything after the given seconds, so
 // the work stops at its deadline even when airlock is gone. The timer
-// is a child a call can kill, which only ends the run early; PID 1
-// itself no process of the container can kill.
+// is a child a call can kill, which only ends the run early: PID 1,
+// which no process of the container can kill, waits for the timer
+// alone. When the timer was killed rather than ran out, the command's
+// subshell is exiting (it kills the timer as its last step); PID 1 gives
+// it a second to become a zombie, so that its exit status is kept, and
+// then ends everything whatever it did.
 func directWrapper(secs int, argv []string) []string {
 	return append([]string{"sh", "-c", `n=$1; shift
 exec 3<&0
 sleep "$n" </dev/null >/dev/null 2>&1 & t=$!
 ( "$@" <&3 3<&-; s=$?; kill $t 2>/dev/null; exit $s ) & c=$!
 exec 3<&-
-wait $t 2>/dev/null
+if ! wait $t 2>/dev/null; then
+  i=0
+  while [ $i -lt 20 ]; do
+    st=
+    while read -r k v _; do [ "$k" = State: ] && { st=$v; break; }; done 2>/dev/null < /proc/$c/status
+    [ "$st" = Z ] || [ -z "$st" ] && break
+    sleep 0.05; i=$((i+1))
+  done
+fi
 kill -9 -1 2>/dev/null
 wait $c 2>/dev/null`, "sh", strconv.Itoa(secs)}, argv...)
 }
@@ -97,7 +109,8 @@ func (p *Provider) sweep(c *ctr) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	x, err := p.exec(ctx, c, []string{"sh", "-c", `
-for round in 1 2 3 4 5 6 7 8; do
+round=0
+while [ $round -lt 40 ]; do
   left=0
   for d in /proc/[0-9]*; do
     q=${d#/proc/}
@@ -111,6 +124,8 @@ for round in 1 2 3 4 5 6 7 8; do
     kill -9 "$q" 2>/dev/null && left=$((left+1))
   done
   [ $left = 0 ] && echo clean && exit 0
+  # A process killed a moment ago may not be a zombie yet.
+  round=$((round+1)); sleep 0.05
 done
 echo dirty`}, nil, 4096)
 	return err == nil && !x.ended && strings.TrimSpace(string(x.stdout)) == "clean"
