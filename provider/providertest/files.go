@@ -119,3 +119,36 @@ func linksAndFifos(t *testing.T, tg Target) {
 		t.Errorf("a FIFO as output: files %q, errors %v", res.OutputFiles, res.FileErrors)
 	}
 }
+
+// detachedWork: a call of a kept scope leaves a detached worker that
+// keeps writing a file, started with the command line "sleep 3600" (a
+// name a provider might spare). The next call of the scope sees the
+// file no longer growing: no call's work outlives its call.
+func detachedWork(t *testing.T, tg Target) {
+	c := tg.catalog(t, `scope = "session"`+"\ntimeout = \"30s\"")
+	h := handle(t, c, provider.Identity{User: "u", Session: "detached"})
+	res := exec(t, h, provider.Request{Lang: provider.LangSh, Code: `
+printf 'import time\nwhile True:\n    open("beat", "a").write("x"); time.sleep(0.1)\n' > 3600
+python3 -c '
+import os, sys
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, ["sleep", "3600"])
+    os._exit(0)
+'
+sleep 1; wc -c < beat`})
+	var n int
+	fmt.Sscan(res.Stdout, &n)
+	if n == 0 {
+		t.Fatalf("control: the detached worker did not write during its call: %q %q", res.Stdout, res.Stderr)
+	}
+	res = exec(t, h, sh(`a=$(wc -c < beat); sleep 1; b=$(wc -c < beat); echo "$a $b"`))
+	var a, b int
+	if _, err := fmt.Sscan(res.Stdout, &a, &b); err != nil {
+		t.Fatalf("second call: %q %q", res.Stdout, res.Stderr)
+	}
+	if a != b {
+		t.Errorf("the worker of the previous call still writes: %d → %d bytes over a second", a, b)
+	}
+}

@@ -87,7 +87,7 @@ func Run(t *testing.T, tg Target) {
 	}{
 		{"Statuses", statuses}, {"Queue", queue}, {"Budgets", budgets},
 		{"NetworkNone", networkNone}, {"Isolation", isolation}, {"Revocation", revocation},
-		{"WorkingDir", workingDir}, {"LinksAndFifos", linksAndFifos},
+		{"WorkingDir", workingDir}, {"LinksAndFifos", linksAndFifos}, {"DetachedWork", detachedWork},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// Registered first, so it runs after every catalog closed.
