@@ -1,8 +1,11 @@
 // Package providertest is the conformance suite every execution provider
 // runs: each Status reached for real, each budget enforced with a
 // positive control that shows the probe could fail, network none, identity
-// isolation between scopes, LRU eviction, revocation, and nothing of ours
-// left behind afterwards.
+// isolation between scopes, LRU eviction, revocation, a working
+// directory the run's user can write, files moved in and out only as
+// regular files (never through a link a run left, never blocking on a
+// FIFO), no detached work of a kept scope's call outliving it, and
+// nothing of ours left behind afterwards.
 //
 // A provider's test calls Run with a Target saying how to configure it
 // and how to find what it leaves behind. The probes are sh and python
