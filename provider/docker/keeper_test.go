@@ -3,10 +3,13 @@ package docker_test
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airlockhq/airlock/provider"
+	"github.com/airlockhq/airlock/provider/docker"
 )
 
 // TestDockerSweepKillsImpostors: a call of a kept scope leaves a
@@ -81,4 +84,39 @@ kill $!`})
 	if err != nil || res.Stdout != "again\n" || res.Metadata["scope_reused"] != "true" {
 		t.Errorf("next call: %v %+v", err, res)
 	}
+}
+
+// TestDockerKeeperEndsAnUnendedCall: with airlock alive and attached but
+// silent (frozen), the keeper ends the container once the call's
+// deadline and its grace passed.
+func TestDockerKeeperEndsAnUnendedCall(t *testing.T) {
+	img := testImages(t)["busybox"]
+	c, _ := open(t, fmt.Sprintf("[sandbox.box]\nprovider = \"docker\"\nimage = %q", img))
+	p, err := docker.Open(context.Background(), c.Sandboxes()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	id, err := p.StartUnendedCall(context.Background(), time.Now().Add(2*time.Second))
+	if id != "" {
+		t.Cleanup(func() { exec.Command("docker", "rm", "-f", id).Run() })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := func() bool {
+		out, _ := exec.Command("docker", "inspect", "-f", "{{.State.Running}}", id).Output()
+		return strings.TrimSpace(string(out)) == "true"
+	}
+	if !running() {
+		t.Fatal("control: the container is not running right after its call started")
+	}
+	began := time.Now()
+	for running() {
+		if time.Since(began) > 2*time.Second+5*time.Second+20*time.Second {
+			t.Fatal("the keeper did not end a call whose end never came")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("ended %s after the call started", time.Since(began).Round(100*time.Millisecond))
 }
