@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +37,8 @@ type local struct {
 	cfg    Config
 	base   profile.Spec
 	python string
-	root   string // holds every scratch workspace of this provider
+	root   string   // holds every scratch workspace of this provider
+	rootf  *os.File // root, opened once: workspaces are reached through it
 	scopes *Scopes[string]
 }
 
@@ -66,7 +65,12 @@ func openLocal(cfg Config) (Provider, error) {
 	if err != nil {
 		return nil, &Error{Class: ErrUnavailable, Sandbox: cfg.Name, Op: "scratch", Msg: err.Error()}
 	}
-	l := &local{cfg: cfg, base: base, python: python, root: root}
+	rootf, err := os.Open(root)
+	if err != nil {
+		os.RemoveAll(root)
+		return nil, &Error{Class: ErrUnavailable, Sandbox: cfg.Name, Op: "scratch", Msg: err.Error()}
+	}
+	l := &local{cfg: cfg, base: base, python: python, root: root, rootf: rootf}
 	l.scopes = &Scopes[string]{Max: cfg.MaxScopes,
 		Create: func(context.Context, string) (string, error) { return os.MkdirTemp(root, "scope-") },
 		// The scope's sandboxes have ended (their process trees die
@@ -78,7 +82,7 @@ func openLocal(cfg Config) (Provider, error) {
 
 func (l *local) Close() error {
 	err := l.scopes.Close()
-	return errors.Join(err, os.RemoveAll(l.root))
+	return errors.Join(err, l.rootf.Close(), os.RemoveAll(l.root))
 }
 
 func (l *local) Execute(ctx context.Context, req Request) (Result, error) {
@@ -118,10 +122,33 @@ func (l *local) run(ctx context.Context, req Request, dir string, meta map[strin
 	fail := func(class error, op string, err error) (Result, bool, error) {
 		return Result{}, false, &Error{Class: class, Sandbox: l.cfg.Name, Op: op, Msg: err.Error()}
 	}
-	for name, data := range req.Files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return fail(ErrProvider, "input file", err)
+	ended := func() (Result, bool, error) {
+		return Result{Status: Ended(ctx), ExitCode: -1, Metadata: meta, Timings: Timings{Start: time.Since(began)}}, true, nil
+	}
+	// The workspace is reached through the handle on root, which the
+	// sandbox cannot write: a run can leave anything inside it, but not
+	// swap the workspace itself.
+	wd, err := openWorkdir(l.rootf, filepath.Base(dir))
+	if err != nil {
+		return fail(ErrProvider, "scratch", err)
+	}
+	defer wd.Close()
+	var refused map[string]string
+	for _, name := range sortedKeys(req.Files) {
+		if err := wd.WriteFile(ctx, name, req.Files[name]); err != nil {
+			if ctx.Err() != nil {
+				return ended()
+			}
+			if refused == nil {
+				refused = map[string]string{}
+			}
+			refused[name] = err.Error()
 		}
+	}
+	if refused != nil {
+		meta["ended"] = "input files"
+		return Result{Status: StatusFailed, ExitCode: -1, FileErrors: refused, Metadata: meta,
+			Timings: Timings{Start: time.Since(began)}}, false, nil
 	}
 	argv := req.Argv
 	switch {
@@ -170,7 +197,7 @@ func (l *local) run(ctx context.Context, req Request, dir string, meta map[strin
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{Status: Ended(ctx), ExitCode: -1, Metadata: meta, Timings: Timings{Start: time.Since(began)}}, true, nil
+			return ended()
 		}
 		if errors.Is(err, sandbox.ErrUnavailable) {
 			return fail(ErrUnavailable, "start", err)
@@ -203,43 +230,26 @@ func (l *local) run(ctx context.Context, req Request, dir string, meta map[strin
 	default:
 		res.Status = StatusFailed
 	}
-	res.OutputFiles, err = readOutputs(dir, req.OutputFiles, l.cfg.MaxOutput)
-	if err != nil {
-		return fail(ErrProvider, "output file", err)
+	if len(req.OutputFiles) > 0 {
+		res.OutputFiles = map[string][]byte{}
+	}
+	for _, name := range req.OutputFiles {
+		data, err := wd.ReadFile(ctx, name, l.cfg.MaxOutput)
+		switch {
+		case err == nil:
+			res.OutputFiles[name] = data
+		case errors.Is(err, errMissing):
+		case ctx.Err() != nil:
+			// The all-in deadline covers the copies too.
+			res.Status, res.OutputFiles = Ended(ctx), nil
+			return res, true, nil
+		default:
+			if res.FileErrors == nil {
+				res.FileErrors = map[string]string{}
+			}
+			res.FileErrors[name] = err.Error()
+		}
 	}
 	poison := res.Status != StatusSucceeded && res.Status != StatusFailed
 	return res, poison, nil
-}
-
-// readOutputs reads the requested regular files of dir; a missing file
-// is left out, a symlink or a file over max is an error.
-func readOutputs(dir string, names []string, max int64) (map[string][]byte, error) {
-	if len(names) == 0 {
-		return nil, nil
-	}
-	out := map[string][]byte{}
-	for _, name := range names {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|noFollow, 0)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: not a regular file the run left (%v)", name, err)
-		}
-		st, err := f.Stat()
-		if err != nil || !st.Mode().IsRegular() {
-			f.Close()
-			return nil, fmt.Errorf("%s is not a regular file", name)
-		}
-		data, err := io.ReadAll(io.LimitReader(f, max+1))
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(data)) > max {
-			return nil, fmt.Errorf("%s is larger than max_output (%d bytes)", name, max)
-		}
-		out[name] = data
-	}
-	return out, nil
 }

@@ -81,7 +81,7 @@ type Status string
 
 const (
 	StatusSucceeded           Status = "succeeded"             // exit status 0, nothing cut short
-	StatusFailed              Status = "failed"                // non-zero exit, a signal, or a budget kill
+	StatusFailed              Status = "failed"                // non-zero exit, a signal, a budget kill, or an input file refused
 	StatusTimedOut            Status = "timed_out"             // the all-in deadline passed (queued, starting or running)
 	StatusOutputLimitExceeded Status = "output_limit_exceeded" // stdout+stderr over max_output
 	StatusCancelled           Status = "cancelled"             // the caller's context ended or the handle was revoked
@@ -102,6 +102,12 @@ type Result struct {
 	Limit string `json:"limit,omitempty"`
 	// OutputFiles holds the requested files that existed after the run.
 	OutputFiles map[string][]byte `json:"output_files,omitempty"`
+	// FileErrors says, by name, why an input or output file was not
+	// moved: the working directory held a link, a FIFO, a directory or
+	// a device under that name, or the file was over max_output. An
+	// input that could not be placed means the program did not run
+	// (status failed, exit code -1).
+	FileErrors map[string]string `json:"file_errors,omitempty"`
 	// Metadata is what the provider says about the run (provider name,
 	// scope, container id); never the request's Metadata.
 	Metadata map[string]string `json:"metadata,omitempty"`

@@ -103,12 +103,12 @@ Flags:
 			fmt.Fprintf(stderr, "airlock exec: --input %q: write NAME=FILE\n", in)
 			return exitUsage
 		}
-		if req.Files[n], err = os.ReadFile(file); err != nil {
+		if req.Files[n], err = readRegular(file); err != nil {
 			return fail(fmt.Errorf("--input %s: %w", n, err))
 		}
 	}
 	if *stdinFile != "" {
-		if req.Stdin, err = os.ReadFile(*stdinFile); err != nil {
+		if req.Stdin, err = readRegular(*stdinFile); err != nil {
 			return fail(fmt.Errorf("--stdin: %w", err))
 		}
 	}
@@ -128,6 +128,26 @@ Flags:
 		return fail(err)
 	}
 	return 0
+}
+
+// readRegular reads a file the caller named for --input or --stdin. It
+// must be a regular file: a FIFO or a device would hold the command
+// before any deadline starts, so it is opened without blocking and
+// refused.
+func readRegular(name string) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s); pass a regular file", name, st.Mode().Type())
+	}
+	return io.ReadAll(f)
 }
 
 func listSandboxes(w io.Writer, list []provider.Config) int {

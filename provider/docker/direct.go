@@ -28,7 +28,9 @@ func (p *Provider) runDirect(ctx context.Context, req provider.Request, netNone 
 		meta["poisoned"] = "true"
 		return res, nil
 	}
-	c, err := p.createWith(ctx, spec{execID: req.ExecutionID, netNone: netNone, cmd: commandLine(req)})
+	deadline, _ := ctx.Deadline()
+	c, err := p.createWith(ctx, spec{execID: req.ExecutionID, netNone: netNone,
+		cmd: directWrapper(containerSeconds(deadline), commandLine(req))})
 	if err != nil {
 		if ctx.Err() != nil {
 			res.Timings.Start = time.Since(began)

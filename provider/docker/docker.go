@@ -2,9 +2,11 @@
 // the official Go client. Each execution runs in a fresh container (or
 // the container of its invocation or session scope) that is locked down
 // by default: a read-only root filesystem with a size-capped tmpfs /tmp
-// as the working directory, a non-root user, every capability dropped,
-// no-new-privileges, no network, and memory (without swap), cpu and pids
-// budgets. Output is capped while it streams. Containers carry
+// (the run user's) as the working directory, a non-root user, every
+// capability dropped, no-new-privileges, no network, and memory (without
+// swap), cpu and pids budgets. Output is capped while it streams. Each
+// container holds its own deadline, so its work ends even when airlock
+// is killed (see keeper.go). Containers carry
 // io.airlock.* labels; a provider removes its own orphans at start and
 // never touches a container it did not label. Images are referenced by
 // id or digest only, never pulled, and refused when they declare volumes.
@@ -43,11 +45,6 @@ const (
 // User is the uid:gid every process in the container runs as.
 const User = "65534:65534"
 
-// keeper is PID 1 of a container: a shell that sleeps forever. As the
-// namespace's init it cannot be killed from inside, and as a shell it
-// reaps the orphans a call leaves, so cleanup can kill everything else.
-var keeper = []string{"sh", "-c", "while :; do sleep 3600; done"}
-
 // removeTimeout bounds a removal, which runs even after the caller's
 // deadline (a removal is never abandoned).
 const removeTimeout = 60 * time.Second
@@ -85,6 +82,9 @@ type Provider struct {
 type ctr struct {
 	id    string
 	nonce string
+	// lease is the attach connection to the keeper's stdin (nil for a
+	// direct container); closing it ends the container.
+	lease *client.HijackedResponse
 }
 
 // Open connects to the Engine named by DOCKER_HOST (default the local
@@ -207,14 +207,16 @@ func (p *Provider) create(ctx context.Context, scope, execID string, netNone boo
 	return p.createWith(ctx, spec{scope: scope, execID: execID, netNone: netNone, cmd: keeper, start: true})
 }
 
-// spec says what createNow makes: the keeper as PID 1, started, or (the
-// direct path) the command itself, created with its stdin open and not
-// yet started so that it can be attached first.
+// spec says what createNow makes: the keeper as PID 1, attached and
+// started, or (the direct path) the command under its deadline wrapper,
+// created with its stdin open and not yet started so that it can be
+// attached first. Either way the container's stdin is open once: the
+// Engine closes it when airlock's attach connection goes.
 type spec struct {
 	scope, execID string
 	netNone       bool
 	cmd           []string
-	start         bool
+	start         bool // the keeper: KeeperUser, attached and started here
 }
 
 func (p *Provider) createWith(ctx context.Context, sp spec) (*ctr, error) {
@@ -265,11 +267,15 @@ func (p *Provider) createNow(sp spec) (*ctr, error) {
 		netMode = "bridge"
 	}
 	pids := int64(cfg.Pids)
+	user := User
+	if sp.start {
+		user = KeeperUser
+	}
 	res, err := p.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name: "airlock-" + cfg.Name + "-" + c.nonce[:12],
 		Config: &container.Config{
-			Image: cfg.Image, Cmd: sp.cmd, User: User, WorkingDir: "/tmp",
-			OpenStdin: !sp.start, StdinOnce: !sp.start, AttachStdin: !sp.start, AttachStdout: !sp.start, AttachStderr: !sp.start,
+			Image: cfg.Image, Cmd: sp.cmd, User: user, WorkingDir: "/tmp",
+			OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: !sp.start, AttachStderr: !sp.start,
 			Env:             []string{"HOME=/tmp", "TMPDIR=/tmp"},
 			NetworkDisabled: netMode == "none",
 			Labels: map[string]string{LabelManaged: "1", LabelOwner: p.owner, LabelSandbox: cfg.Name,
@@ -278,10 +284,15 @@ func (p *Provider) createNow(sp spec) (*ctr, error) {
 		HostConfig: &container.HostConfig{
 			NetworkMode:    netMode,
 			ReadonlyRootfs: true,
-			Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", cfg.Scratch)},
-			CapDrop:        []string{"ALL"},
-			SecurityOpt:    []string{"no-new-privileges"},
-			LogConfig:      container.LogConfig{Type: "none"},
+			// Owned by User outright: an Engine copies the image's /tmp
+			// mode over mode= (an image without /tmp, or with a 0755
+			// one, and 20.10 with /tmp as the working directory), and
+			// the run's user must be able to write its scratch anyway.
+			Tmpfs: map[string]string{"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777,uid=%s,gid=%s",
+				cfg.Scratch, strings.Split(User, ":")[0], strings.Split(User, ":")[1])},
+			CapDrop:     []string{"ALL"},
+			SecurityOpt: []string{"no-new-privileges"},
+			LogConfig:   container.LogConfig{Type: "none"},
 			Resources: container.Resources{
 				Memory: cfg.Memory, MemorySwap: cfg.Memory, // no swap
 				NanoCPUs: int64(cfg.CPU * 1e9), PidsLimit: &pids,
@@ -302,6 +313,10 @@ func (p *Provider) createNow(sp spec) (*ctr, error) {
 	c.id = res.ID
 	if !sp.start {
 		return c, nil
+	}
+	if err := p.attachKeeper(ctx, c); err != nil {
+		rerr := p.remove(c)
+		return nil, errors.Join(provider.Sanitize(cfg.Name, "attach container", err, "the Engine did not attach to the container; see its log"), rerr)
 	}
 	if _, err := p.cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{}); err != nil {
 		// A failed start poisons the container.
@@ -353,6 +368,9 @@ func (p *Provider) removeWhere(label string) error {
 
 // remove force-removes c and returns once the Engine confirmed it.
 func (p *Provider) remove(c *ctr) error {
+	if c.lease != nil {
+		c.lease.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
 	_, err := p.cli.ContainerRemove(ctx, c.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})

@@ -67,7 +67,17 @@ func (p *Provider) Execute(ctx context.Context, req provider.Request) (provider.
 	if lease != nil {
 		before = cgroupProcs(c.id)
 	}
-	res, poison, err := p.run(ctx, c, req, meta, began)
+	// The container's own clock for this call: it ends the container
+	// when airlock cannot (killed, frozen) end the call itself.
+	deadline, _ := ctx.Deadline()
+	var res provider.Result
+	poison := true
+	if err = c.callStarts(deadline); err != nil {
+		err = &provider.Error{Class: provider.ErrProvider, Sandbox: p.cfg.Name, Op: "keeper",
+			Msg: "the container's keeper is gone (the container ended); retry"}
+	} else {
+		res, poison, err = p.run(ctx, c, req, meta, began)
+	}
 	if lease != nil {
 		// Every call in a kept container ends by killing every process
 		// it left, detached ones included. When the host's view of the
@@ -75,6 +85,9 @@ func (p *Provider) Execute(ctx context.Context, req provider.Request) (provider.
 		if !poison && err == nil && !leftNothing(before, cgroupProcs(c.id)) {
 			meta["swept"] = "true"
 			poison = !p.sweep(c)
+		}
+		if !poison && err == nil && c.callEnded() != nil {
+			poison = true
 		}
 		if rerr := lease.Release(poison || err != nil); rerr != nil && err == nil {
 			err = rerr
@@ -99,9 +112,37 @@ func (p *Provider) run(ctx context.Context, c *ctr, req provider.Request, meta m
 			_, _ = tw.Write(data)
 		}
 		_ = tw.Close()
-		x, err := p.exec(ctx, c, []string{"tar", "-x", "-f", "-", "-C", "/tmp"}, buf.Bytes(), 64<<10)
+		// Inside the container a link can only reach the container's
+		// own files, but what a call left under an input's name is
+		// refused as it is by every provider: a link, a FIFO, a
+		// directory or a device is never replaced or written through.
+		names := sortedNames(req.Files)
+		x, err := p.exec(ctx, c, append([]string{"sh", "-c", `bad=
+for f; do
+  k=
+  if [ -L "$f" ]; then k="a symbolic link"
+  elif [ -d "$f" ]; then k="a directory"
+  elif [ -p "$f" ]; then k="a FIFO"
+  elif [ -e "$f" ] && [ ! -f "$f" ]; then k="not a regular file"
+  fi
+  echo "$k"; [ -n "$k" ] && bad=1
+done
+[ -z "$bad" ] || exit 3
+exec tar -x -f - -C /tmp`, "sh"}, names...), buf.Bytes(), 64<<10)
 		if err != nil || x.ended {
 			return p.endedOr(ctx, res, began, err)
+		}
+		if x.exit == 3 {
+			res.Status, res.FileErrors = provider.StatusFailed, map[string]string{}
+			for i, k := range strings.Split(strings.TrimSuffix(string(x.stdout), "\n"), "\n") {
+				if k != "" && i < len(names) {
+					res.FileErrors[names[i]] = names[i] + " in the working directory is " + k +
+						" (an earlier call of this scope left it); airlock writes only regular files: remove it or use another name"
+				}
+			}
+			meta["ended"] = "input files"
+			res.Timings.Start = time.Since(began)
+			return res, false, nil
 		}
 		if x.exit != 0 {
 			return res, true, &provider.Error{Class: provider.ErrProvider, Sandbox: p.cfg.Name, Op: "input files",
@@ -145,16 +186,26 @@ func (p *Provider) run(ctx context.Context, c *ctr, req provider.Request, meta m
 		res.OutputFiles = map[string][]byte{}
 	}
 	for _, name := range req.OutputFiles {
-		x, err := p.exec(ctx, c, []string{"sh", "-c", `[ -f "$1" ] && [ ! -L "$1" ] && exec cat -- "$1"`, "sh", name}, nil, p.cfg.MaxOutput)
+		x, err := p.exec(ctx, c, []string{"sh", "-c", `[ -L "$1" ] && exit 3; [ -e "$1" ] || exit 4; [ -f "$1" ] || exit 5; exec cat -- "$1"`,
+			"sh", name}, nil, p.cfg.MaxOutput)
 		if err != nil || x.ended {
 			return p.endedOr(ctx, res, began, err)
 		}
-		if x.overflow {
-			return res, true, &provider.Error{Class: provider.ErrInvalidRequest, Sandbox: p.cfg.Name, Op: "output file",
-				Msg: name + " is larger than max_output"}
+		refuse := func(why string) {
+			if res.FileErrors == nil {
+				res.FileErrors = map[string]string{}
+			}
+			res.FileErrors[name] = why
 		}
-		if x.exit == 0 {
+		switch {
+		case x.overflow:
+			refuse(name + " is larger than max_output")
+		case x.exit == 0:
 			res.OutputFiles[name] = x.stdout
+		case x.exit == 3:
+			refuse(name + " is a symbolic link; airlock returns only regular files")
+		case x.exit == 5:
+			refuse(name + " is not a regular file (a FIFO, a directory or a device); airlock returns only regular files")
 		}
 	}
 	return res, false, nil
@@ -264,31 +315,6 @@ func demux(r io.Reader, stdout, stderr *bytes.Buffer, limit int64) (overflow boo
 			return false
 		}
 	}
-}
-
-// sweep kills every process in c but its keeper (PID 1 and the sleep
-// it runs) and reports whether none is left. The keeper's sleep is the
-// one child of PID 1 whose command line is exactly "sleep 3600": killing
-// it would only make PID 1 start another. A process that passes for it
-// is, by its command line, a sleep.
-func (p *Provider) sweep(c *ctr) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	x, err := p.exec(ctx, c, []string{"sh", "-c", `
-for round in 1 2 3 4 5 6 7 8; do
-  left=0
-  for d in /proc/[0-9]*; do
-    q=${d#/proc/}
-    [ "$q" = 1 ] || [ "$q" = $$ ] && continue
-    read -r _ _ st pp _ < "$d/stat" 2>/dev/null || continue
-    [ "$st" = Z ] && continue
-    if [ "$pp" = 1 ] && [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "sleep 3600 " ]; then continue; fi
-    kill -9 "$q" 2>/dev/null && left=$((left+1))
-  done
-  [ $left = 0 ] && echo clean && exit 0
-done
-echo dirty`}, nil, 4096)
-	return err == nil && !x.ended && strings.TrimSpace(string(x.stdout)) == "clean"
 }
 
 // oomKills is the oom_kill count of c's cgroup, -1 when this host does

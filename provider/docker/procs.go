@@ -29,6 +29,11 @@ func cgroupProcs(id string) procSet {
 			if err != nil {
 				return nil
 			}
+			// The keeper's processes come and go with each call's
+			// lines; none of them is a call's.
+			if hostUID(pid) == keeperUID {
+				continue
+			}
 			set[pid] = startTime(pid)
 		}
 		return set
@@ -49,4 +54,20 @@ func leftNothing(before, after procSet) bool {
 		}
 	}
 	return true
+}
+
+// hostUID is the real uid of pid as this host sees it, "" when gone.
+func hostUID(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Uid:"); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				return f[0]
+			}
+		}
+	}
+	return ""
 }

@@ -1,8 +1,11 @@
 // Package providertest is the conformance suite every execution provider
 // runs: each Status reached for real, each budget enforced with a
 // positive control that shows the probe could fail, network none, identity
-// isolation between scopes, LRU eviction, revocation, and nothing of ours
-// left behind afterwards.
+// isolation between scopes, LRU eviction, revocation, a working
+// directory the run's user can write, files moved in and out only as
+// regular files (never through a link a run left, never blocking on a
+// FIFO), no detached work of a kept scope's call outliving it, and
+// nothing of ours left behind afterwards.
 //
 // A provider's test calls Run with a Target saying how to configure it
 // and how to find what it leaves behind. The probes are sh and python
@@ -87,6 +90,7 @@ func Run(t *testing.T, tg Target) {
 	}{
 		{"Statuses", statuses}, {"Queue", queue}, {"Budgets", budgets},
 		{"NetworkNone", networkNone}, {"Isolation", isolation}, {"Revocation", revocation},
+		{"WorkingDir", workingDir}, {"LinksAndFifos", linksAndFifos}, {"DetachedWork", detachedWork},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// Registered first, so it runs after every catalog closed.

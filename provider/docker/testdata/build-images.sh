@@ -2,9 +2,10 @@
 # Builds the Docker images airlock's tests and benchmark use, without any
 # registry: a root filesystem made on this host, loaded with
 # `docker import`. Prints one line per image, "NAME sha256:ID":
-#   busybox  FROM-scratch style: Debian's static busybox only
+#   busybox  FROM-scratch style: Debian's static busybox only, /tmp 0755
 #   python   the host's python3, its standard library and the shared
-#            libraries it loads (ldd), plus busybox for sh, tar and kill
+#            libraries it loads (ldd), plus busybox for sh, tar and kill;
+#            no /tmp
 #   volume   busybox with a declared VOLUME, which the provider refuses
 # Images are tagged airlock-test/NAME:CONTENT-HASH so a rebuild is skipped
 # when the inputs did not change; tests refer to them by id.
@@ -21,8 +22,10 @@ trap 'rm -rf "$work"' EXIT
 busybox_root() {
   local d=$1
   mkdir -p "$d/bin" "$d/tmp" "$d/etc" "$d/proc" "$d/dev" "$d/sys"
-  # The Engine copies the image's /tmp onto the tmpfs, mode included.
-  chmod 1777 "$d/tmp"
+  # /tmp as many images have it, 0755 and root's: the Engine copies
+  # that mode onto the scratch tmpfs, so the provider must not need
+  # mode=1777 to let the run's user write there.
+  chmod 0755 "$d/tmp"
   cp "$BUSYBOX" "$d/bin/busybox"
   for a in $("$BUSYBOX" --list); do
     [ -e "$d/bin/$a" ] || ln -s busybox "$d/bin/$a"
@@ -34,6 +37,9 @@ busybox_root() {
 python_root() {
   local d=$1 py
   busybox_root "$d"
+  # No /tmp at all, as in an image made FROM scratch: on Engine 20.10
+  # the working directory /tmp is then made 0755 under the tmpfs.
+  rmdir "$d/tmp"
   py=$(readlink -f /usr/bin/python3)
   mkdir -p "$d/usr/bin"
   cp "$py" "$d/usr/bin/"
