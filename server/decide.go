@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -87,9 +86,6 @@ func parseDecide(req decideRequest) (call, *bodyError) {
 		return c, badRequest(`"workspace" must be an absolute path, not %q`, req.Workspace)
 	}
 	ws := filepath.Clean(req.Workspace)
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return c, badRequest(`"workspace" %q is not an existing directory on the daemon's machine`, ws)
-	}
 	wait, bad := parseWait(req.Wait, `"wait"`)
 	if bad != nil {
 		return c, bad
@@ -191,8 +187,10 @@ func hex4(b []byte) int {
 // each length-prefixed: an answer binds to exactly this call.
 func callHash(c tool.Call) string {
 	h := sha256.New()
-	h.Write([]byte("airlock-call-v1"))
-	for _, f := range []string{c.Tool, string(c.Input), c.Workspace, c.Identity.Agent, c.Identity.Session} {
+	// v2: the user and the execution are part of the call, so an answer
+	// (and the grant it mints) goes to the one execution the card was for.
+	h.Write([]byte("airlock-call-v2"))
+	for _, f := range []string{c.Tool, string(c.Input), c.Workspace, c.Identity.Agent, c.Identity.User, c.Identity.Session, c.ExecutionID} {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
 		h.Write(n[:])
@@ -216,6 +214,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	c, bad := parseDecide(req)
 	if bad != nil {
 		writeError(w, bad.status, bad.code, bad.msg)
+		return
+	}
+	if !s.identify(w, r, &c) {
 		return
 	}
 	pol, err := s.policy(r.Context(), c.Workspace)

@@ -95,8 +95,6 @@ type Server struct {
 	waiting atomic.Int64
 
 	policies policyCache
-	tokMu    sync.Mutex
-	tokens   map[[32]byte]tokenEntry
 
 	stop chan struct{}
 	done chan struct{}
@@ -216,6 +214,7 @@ func (s *Server) routes() {
 	s.mux.Handle("/v1/events", s.authed(s.only("GET", s.events)))
 	s.mux.Handle("/v1/audit", s.authed(s.only("GET", s.audit)))
 	s.mux.Handle("/v1/exec", s.authed(s.only("POST", s.exec)))
+	s.mux.Handle("/v1/whoami", s.authed(s.only("GET", s.whoami)))
 	s.mux.Handle("/v1/", s.authed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path+"; see docs/API.md")
 	})))
