@@ -278,7 +278,9 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 	s.notify()
 	if len(recs) > 0 {
 		s.forget(a.Workspace)
-		wr := rules.Writer{Path: rules.LocalPath(a.Workspace)}
+		// Root keeps the writer inside the workspace whatever symlinks it
+		// holds: a card that shows workspace A never writes into B.
+		wr := rules.Writer{Root: a.Workspace, Path: rules.LocalPath(a.Workspace)}
 		if err := wr.Append(recs...); err != nil {
 			s.internal(w, "the answer is recorded and its rules apply through the daemon, but writing them to "+wr.Path+" failed", err)
 			return

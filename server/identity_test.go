@@ -186,6 +186,44 @@ func TestUnregisteredWorkspaceRefused(t *testing.T) {
 	if code != 200 || strings.Contains(string(out), "SECRET") {
 		t.Fatalf("the agent's view of its approval: %d %s", code, out)
 	}
+	// Control: the person, who answers, sees what the write would remove.
+	code, out = r.do("GET", "/v1/approvals/"+d.ApprovalID, "")
+	if code != 200 || !strings.Contains(string(out), "SECRET-PAT") {
+		t.Fatalf("the person's view lacks the diff: %d %s", code, out)
+	}
+}
+
+// TestAlwaysNeverLeavesWorkspace: with WORKSPACE/.airlock a symlink to
+// project B's, an "always" answer on a card of workspace A writes no rule
+// into B (it applies to A through the database).
+func TestAlwaysNeverLeavesWorkspace(t *testing.T) {
+	r := newRig(t)
+	other := t.TempDir()
+	if err := os.Mkdir(filepath.Join(other, ".airlock"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(other, ".airlock"), filepath.Join(r.ws, ".airlock")); err != nil {
+		t.Fatal(err)
+	}
+	d := r.decide(r.bash("git push origin main"))
+	code, out := r.do("POST", "/v1/approvals/"+d.ApprovalID, `{"answer":"always"}`)
+	if _, err := os.Stat(filepath.Join(other, ".airlock", "policy.local.toml")); !os.IsNotExist(err) {
+		t.Fatalf("the rule landed in project B (answer: %d %s)", code, out)
+	}
+	if code != 500 || !strings.Contains(string(out), "symlink") {
+		t.Fatalf("the answer: %d %s, want the write refused, naming the symlink", code, out)
+	}
+	// The answer holds for A, through the database.
+	if got := r.decide(r.bash("git push origin main")); got.Decision != "allow" {
+		t.Fatalf("after always: %+v", got)
+	}
+	// Control: a real directory gets the rule.
+	os.Remove(filepath.Join(r.ws, ".airlock"))
+	d = r.decide(r.bash("git push origin dev"))
+	r.must(200, "POST", "/v1/approvals/"+d.ApprovalID, `{"answer":"always"}`, nil)
+	if data, err := os.ReadFile(rules.LocalPath(r.ws)); err != nil || !strings.Contains(string(data), "git push origin dev") {
+		t.Fatalf("the workspace's own rules: %q %v", data, err)
+	}
 }
 
 // TestWorkspaceSpelling: a symlink to a registered workspace decides as
