@@ -238,6 +238,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		Recorder: &recorder{s: s, ctx: context.WithoutCancel(r.Context()), ap: ap},
 		Issuer:   s.issuer, Preparers: s.cfg.Preparers, Now: s.now}
 	d, _ := ev.Decide(r.Context(), c.Call) // on error d is a denial saying why
+	if ap.capped != "" {
+		writeError(w, http.StatusTooManyRequests, "too_many_pending", ap.capped)
+		return
+	}
 	resp := decideResponse{Decision: string(d.Effect), Reason: d.Reason, Rule: d.Rule, Approval: d.Approval, ApprovalID: ap.id}
 	if ap.pending && d.Layer != gate.LayerAudit {
 		resp.Decision, resp.Reason = string(rules.Ask), ap.askReason(d.Reason)
@@ -264,6 +268,7 @@ type approver struct {
 
 	id      string // the approval, once one is found or opened
 	pending bool   // no answer: the decision is "ask"
+	capped  string // why no approval could open: too many pending
 }
 
 // askReason turns the gate's reason for an approver error back into the
@@ -321,6 +326,13 @@ func (a *approver) join(ctx context.Context, req gate.Request) (gate.Answer, boo
 		a.id = ap.ID
 		return gate.Answer{}, false, nil
 	case !errors.Is(err, store.ErrNotFound):
+		return gate.Answer{}, false, err
+	}
+	if msg, err := s.overCap(ctx, a.c); err != nil || msg != "" {
+		if err == nil {
+			a.capped = msg
+			err = errCapped
+		}
 		return gate.Answer{}, false, err
 	}
 	view, err := json.Marshal(s.buildView(a.c.Call, req, a.profile))

@@ -72,9 +72,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	providers := fs.String("providers", "", "the sandbox catalog `FILE` for /v1/exec (default: the one 'airlock exec' finds, if any)")
 	remote := fs.Bool("allow-remote", false, "allow listening on a non-loopback address")
 	ttl := fs.Duration("approval-ttl", server.DefaultApprovalTTL, "how long an approval waits for an answer before it counts as denied")
+	maxAgent := fs.Int("max-pending-agent", server.DefaultMaxPendingPerAgent, "at most `N` approvals pending at once per agent (more: 429)")
+	maxWS := fs.Int("max-pending-workspace", server.DefaultMaxPendingPerWorkspace, "at most `N` approvals pending at once per workspace (more: 429)")
 	help := func(w io.Writer) { fmt.Fprint(w, serveHelp) }
 	if code, ok := parseCommandFlags(fs, args, help, exitServeUsage, stdout, stderr); !ok {
 		return code
+	}
+	if *maxAgent <= 0 || *maxWS <= 0 {
+		fmt.Fprintln(stderr, "airlock serve: --max-pending-agent and --max-pending-workspace must be positive")
+		return exitServeUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "airlock serve: unexpected argument %s; the subcommands are 'token' and 'workspace'\n", visible.Text(fs.Arg(0)))
@@ -109,7 +115,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	srv, err := server.New(server.Config{Store: st, Policy: servePolicy, Catalog: cat, ApprovalTTL: *ttl, Log: log,
-		LoopbackHosts: !*remote})
+		LoopbackHosts: !*remote, MaxPendingPerAgent: *maxAgent, MaxPendingPerWorkspace: *maxWS})
 	if err != nil {
 		return fail(err)
 	}
