@@ -341,3 +341,26 @@ func TestWhoami(t *testing.T) {
 		t.Fatalf("person whoami: %+v", who)
 	}
 }
+
+// TestAlwaysRuleNoBroaderThanCard: "always" on the card of
+// "git -C /repo/a push origin main" allows that push again and not the
+// same push in another repository.
+func TestAlwaysRuleNoBroaderThanCard(t *testing.T) {
+	r := newRig(t)
+	d := r.decide(r.bash("git -C /repo/a push origin main"))
+	var a Approval
+	r.must(200, "GET", "/v1/approvals/"+d.ApprovalID, "", &a)
+	var v View
+	if err := json.Unmarshal(a.View, &v); err != nil || len(v.AlwaysRules) != 1 || v.AlwaysRules[0] != "Bash(git -C /repo/a push origin main)" {
+		t.Fatalf("the card's always rules: %+v %v", v.AlwaysRules, err)
+	}
+	r.must(200, "POST", "/v1/approvals/"+d.ApprovalID, `{"answer":"always"}`, nil)
+	if got := r.decide(r.bash("git -C /repo/a push origin main")); got.Decision != "allow" {
+		t.Fatalf("the card's own call after always: %+v", got)
+	}
+	for _, cmd := range []string{"git -C /repo/b push origin main", "git push origin main", "git --git-dir=/repo/b/.git push origin main"} {
+		if got := r.decide(r.bash(cmd)); got.Decision != "ask" {
+			t.Fatalf("%q after always for /repo/a: %+v, want ask", cmd, got)
+		}
+	}
+}
