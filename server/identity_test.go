@@ -202,10 +202,12 @@ func TestAlwaysNeverLeavesWorkspace(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(other, ".airlock"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// The card opens; then the workspace's .airlock becomes a symlink
+	// into B before the person answers.
+	d := r.decide(r.bash("git push origin main"))
 	if err := os.Symlink(filepath.Join(other, ".airlock"), filepath.Join(r.ws, ".airlock")); err != nil {
 		t.Fatal(err)
 	}
-	d := r.decide(r.bash("git push origin main"))
 	code, out := r.do("POST", "/v1/approvals/"+d.ApprovalID, `{"answer":"always"}`)
 	if _, err := os.Stat(filepath.Join(other, ".airlock", "policy.local.toml")); !os.IsNotExist(err) {
 		t.Fatalf("the rule landed in project B (answer: %d %s)", code, out)
@@ -213,12 +215,17 @@ func TestAlwaysNeverLeavesWorkspace(t *testing.T) {
 	if code != 500 || !strings.Contains(string(out), "symlink") {
 		t.Fatalf("the answer: %d %s, want the write refused, naming the symlink", code, out)
 	}
-	// The answer holds for A, through the database.
+	// While .airlock is a symlink the workspace's policy does not load
+	// (it would be B's): nothing is allowed.
+	if got := r.decide(r.bash("git push origin main")); got.Decision != "deny" || !strings.Contains(got.Reason, "symlink") {
+		t.Fatalf("with a symlinked .airlock: %+v, want deny naming the symlink", got)
+	}
+	// Control: a real directory; the answer holds for A through the
+	// database, and a new answer's rule is written to A's own file.
+	os.Remove(filepath.Join(r.ws, ".airlock"))
 	if got := r.decide(r.bash("git push origin main")); got.Decision != "allow" {
 		t.Fatalf("after always: %+v", got)
 	}
-	// Control: a real directory gets the rule.
-	os.Remove(filepath.Join(r.ws, ".airlock"))
 	d = r.decide(r.bash("git push origin dev"))
 	r.must(200, "POST", "/v1/approvals/"+d.ApprovalID, `{"answer":"always"}`, nil)
 	if data, err := os.ReadFile(rules.LocalPath(r.ws)); err != nil || !strings.Contains(string(data), "git push origin dev") {

@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/server/store"
 )
 
@@ -76,4 +79,32 @@ func (s *Server) workspaceFor(ctx context.Context, t store.Token, path string) (
 		return "", &workspaceError{http.StatusForbidden, "workspace_not_registered", fmt.Sprintf("the workspace %s is not registered with this daemon; an operator registers it with 'airlock serve workspace add %s' (or makes a token for it with --workspace)", ws, ws)}
 	}
 	return ws, nil
+}
+
+// policyConfined refuses a workspace whose policy files (each rule file of
+// the workspace's layers, its profile) would be read through a symlink:
+// the workspace's policy is its own files, not another project's.
+func policyConfined(ws string) error {
+	paths := []string{filepath.Join(ws, profile.WorkspaceFile)}
+	for _, f := range (rules.Sources{Workspace: ws}).Files() {
+		paths = append(paths, f.Path)
+	}
+	for _, p := range paths {
+		rel, err := filepath.Rel(ws, p)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue // a layer outside the workspace (the user's, the managed one)
+		}
+		at := ws
+		for _, name := range strings.Split(rel, string(filepath.Separator)) {
+			at = filepath.Join(at, name)
+			fi, err := os.Lstat(at)
+			if err != nil {
+				break // not there: nothing is read from it
+			}
+			if fi.Mode()&os.ModeSymlink != 0 {
+				return fmt.Errorf("%s is a symlink; the daemon reads a workspace's policy only from its own files (replace the link with a real file or directory)", at)
+			}
+		}
+	}
+	return nil
 }
