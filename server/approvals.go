@@ -52,10 +52,13 @@ func apiApproval(a store.Approval) Approval {
 	return out
 }
 
-// Paging of GET /v1/approvals.
+// Paging of GET /v1/approvals. A page also ends once its approvals'
+// inputs and views pass maxPageBytes (it always holds one), so a list of
+// large calls costs the daemon a bounded amount per request.
 const (
-	defaultPage = 100
-	maxPage     = 500
+	defaultPage  = 50
+	maxPage      = 200
+	maxPageBytes = 8 << 20
 )
 
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
@@ -93,10 +96,16 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		Approvals []Approval `json:"approvals"`
 		Next      string     `json:"next,omitempty"`
 	}{Approvals: make([]Approval, 0, len(list))}
-	for _, a := range list {
+	size := 0
+	for i, a := range list {
+		size += len(a.Input) + len(a.View)
+		if i > 0 && size > maxPageBytes {
+			out.Next = list[i-1].ID
+			break
+		}
 		out.Approvals = append(out.Approvals, apiApprovalFor(t, a))
 	}
-	if len(list) == f.Limit {
+	if out.Next == "" && len(list) == f.Limit {
 		out.Next = list[len(list)-1].ID
 	}
 	writeJSON(w, http.StatusOK, out)

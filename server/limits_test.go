@@ -76,7 +76,45 @@ func TestApprovalsPage(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("pages %v, want %v", got, want)
 	}
-	for _, q := range []string{"limit=0", "limit=501", "limit=x", "cursor=1", "limit=1&limit=2"} {
+	for _, q := range []string{"limit=0", "limit=201", "limit=x", "cursor=1", "limit=1&limit=2"} {
 		r.wantError(400, "bad_request", "GET", "/v1/approvals?"+q, "")
+	}
+}
+
+// TestApprovalsPageBytes: a page of large calls ends at the byte budget,
+// and the next page goes on where it ended.
+func TestApprovalsPageBytes(t *testing.T) {
+	r := newRig(t)
+	big := strings.Repeat("x", 3<<20) // 3 MiB of input each
+	for i := range 4 {
+		b, _ := json.Marshal(map[string]any{"tool": "Write", "workspace": r.ws,
+			"input": map[string]any{"file_path": fmt.Sprintf("%s/f%d", r.ws, i), "content": big}})
+		if d := r.decide(string(b)); d.Decision != "ask" {
+			t.Fatalf("decide %d: %+v", i, d)
+		}
+		r.clock.Add(1)
+	}
+	seen := 0
+	path := "/v1/approvals"
+	for range 10 {
+		var page struct {
+			Approvals []Approval
+			Next      string
+		}
+		code, out := r.do("GET", path, "")
+		if code != 200 || json.Unmarshal(out, &page) != nil {
+			t.Fatalf("%s: %d %.200s", path, code, out)
+		}
+		if len(out) > maxPageBytes+(4<<20) {
+			t.Fatalf("a page of %d bytes", len(out))
+		}
+		seen += len(page.Approvals)
+		if page.Next == "" {
+			break
+		}
+		path = "/v1/approvals?after=" + page.Next
+	}
+	if seen != 4 {
+		t.Fatalf("the pages held %d approvals, want 4", seen)
 	}
 }
