@@ -371,3 +371,48 @@ func TestAlwaysRuleNoBroaderThanCard(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorManagesTokens: an operator lists tokens (never their text)
+// and revokes one, which is refused at once; a person or an agent may do
+// neither.
+func TestOperatorManagesTokens(t *testing.T) {
+	r := newRig(t)
+	op, _, err := CreateToken(context.Background(), r.st, TokenSpec{Role: store.RoleOperator, Name: "ops"}, r.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := r.agentToken("a")
+	for _, tok := range []string{r.token, agent} {
+		if code, _ := r.doAs(tok, "GET", "/v1/tokens", ""); code != 403 {
+			t.Fatalf("a non-operator listed tokens: %d", code)
+		}
+	}
+	var list struct {
+		Tokens []struct{ ID, Role, Agent string }
+	}
+	code, out := r.doAs(op, "GET", "/v1/tokens", "")
+	if code != 200 || json.Unmarshal(out, &list) != nil || len(list.Tokens) != 3 || strings.Contains(string(out), "alk_") {
+		t.Fatalf("list: %d %s", code, out)
+	}
+	var agentID string
+	for _, tk := range list.Tokens {
+		if tk.Role == "agent" {
+			agentID = tk.ID
+		}
+	}
+	if code, _ := r.doAs(r.token, "POST", "/v1/tokens/"+agentID+"/revoke", "{}"); code != 403 {
+		t.Fatalf("a person revoked a token: %d", code)
+	}
+	if code, _ := r.doAs(agent, "GET", "/v1/whoami", ""); code != 200 {
+		t.Fatalf("the agent before revocation: %d", code)
+	}
+	if code, out := r.doAs(op, "POST", "/v1/tokens/"+agentID+"/revoke", "{}"); code != 200 {
+		t.Fatalf("revoke: %d %s", code, out)
+	}
+	if code, _ := r.doAs(agent, "POST", "/v1/decide", r.bash("ls")); code != 401 {
+		t.Fatalf("a revoked agent token decided: %d", code)
+	}
+	if code, _ := r.doAs(op, "POST", "/v1/tokens/tok_nope/revoke", "{}"); code != 404 {
+		t.Fatalf("revoking an unknown token: %d", code)
+	}
+}

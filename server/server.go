@@ -230,6 +230,8 @@ func (s *Server) routes() {
 	s.mux.Handle("/v1/audit", s.authed(s.only("GET", s.audit)))
 	s.mux.Handle("/v1/exec", s.authed(s.only("POST", s.exec)))
 	s.mux.Handle("/v1/whoami", s.authed(s.only("GET", s.whoami)))
+	s.mux.Handle("/v1/tokens", s.authed(s.only("GET", s.listTokens)))
+	s.mux.Handle("/v1/tokens/{id}/revoke", s.authed(s.only("POST", s.revokeToken)))
 	s.mux.Handle("/v1/", s.authed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path+"; see docs/API.md")
 	})))
