@@ -25,8 +25,9 @@ type canonPattern struct {
 	// flags are the flags the command must have (sorted).
 	flags []string
 	// global are git's global options the rule names ("-C /repo/a"):
-	// when it names any, the command must have exactly these, so the
-	// exact rule saved for "git -C /repo/a push" allows no push elsewhere.
+	// when an allow rule names any, the command must have exactly these,
+	// so the exact rule saved for "git -C /repo/a push" allows no push
+	// elsewhere.
 	global []string
 	// rest matches what follows the words and flags: the command's
 	// further subcommand words, its other flags, then the rest; short is
@@ -136,7 +137,10 @@ func (p *Pattern) matchCanon(cs *canonSubject, key []string, depth int, mode mat
 	if cp == nil || len(cp.words) != depth {
 		return false
 	}
-	if len(cp.global) > 0 && !slices.Equal(cp.global, cs.form.Global) {
+	// Global options narrow allow rules only: a deny or ask rule that
+	// names them still catches the action however the command spells its
+	// global options (adding "-c x=y" must not slip past a deny).
+	if mode != conservative && len(cp.global) > 0 && !slices.Equal(cp.global, cs.form.Global) {
 		return false
 	}
 	have := cs.form.Flags
