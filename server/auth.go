@@ -42,7 +42,7 @@ func (s *Server) authed(h http.Handler) http.Handler {
 		}
 		auth := r.Header.Values("Authorization")
 		if len(auth) != 1 {
-			unauthorized("send Authorization: Bearer TOKEN (make one with 'airlock serve token create')")
+			unauthorized("send Authorization: Bearer TOKEN (make one with 'airlock serve token create --role ...')")
 			return
 		}
 		scheme, text, ok := strings.Cut(auth[0], " ")
