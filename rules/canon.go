@@ -24,6 +24,11 @@ type canonPattern struct {
 	words []string
 	// flags are the flags the command must have (sorted).
 	flags []string
+	// global are git's global options the rule names ("-C /repo/a"):
+	// when an allow rule names any, the command must have exactly these,
+	// so the exact rule saved for "git -C /repo/a push" allows no push
+	// elsewhere.
+	global []string
 	// rest matches what follows the words and flags: the command's
 	// further subcommand words, its other flags, then the rest; short is
 	// rest without a trailing " *", which may match nothing.
@@ -56,7 +61,7 @@ func compileCanonical(spec string) *canonPattern {
 		parts = append(parts, escapeGlob(r))
 	}
 	rest := strings.Join(append(parts, fields[n:]...), " ")
-	cp := &canonPattern{words: append([]string{c.Name}, c.Words...), flags: c.Flags, rest: compileCommand(rest)}
+	cp := &canonPattern{words: append([]string{c.Name}, c.Words...), flags: c.Flags, global: c.Global, rest: compileCommand(rest)}
 	if s, ok := strings.CutSuffix(rest, " *"); ok {
 		cp.short = compileCommand(s)
 	}
@@ -130,6 +135,12 @@ func (cs *canonSubject) text(depth int, key []string, skip []string) string {
 func (p *Pattern) matchCanon(cs *canonSubject, key []string, depth int, mode matchMode) bool {
 	cp := p.canon
 	if cp == nil || len(cp.words) != depth {
+		return false
+	}
+	// Global options narrow allow rules only: a deny or ask rule that
+	// names them still catches the action however the command spells its
+	// global options (adding "-c x=y" must not slip past a deny).
+	if mode != conservative && len(cp.global) > 0 && !slices.Equal(cp.global, cs.form.Global) {
 		return false
 	}
 	have := cs.form.Flags

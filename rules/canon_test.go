@@ -37,6 +37,18 @@ func TestCanonicalMatch(t *testing.T) {
 		{"Bash(git:*)", "/usr/bin/git status", true, true},
 		{"Bash(git:*)", "/tmp/bin/git status", false, true},
 		{"Bash(git status)", "git -C d status", true, true},
+		// An allow rule that names git's global options keeps them: the
+		// exact rule an "always" answer saves for one repository allows
+		// no other (issue 23). A deny or ask rule still catches the
+		// action with any global options.
+		{"Bash(git -C /repo/a push origin main)", "git -C /repo/a push origin main", true, true},
+		{"Bash(git -C /repo/a push origin main)", "git -C /repo/b push origin main", false, true},
+		{"Bash(git -C /repo/a push origin main)", "git push origin main", false, true},
+		{"Bash(git -C /repo/a push origin main)", "git -C /repo/a -C ../b push origin main", false, true},
+		{"Bash(git -C /repo/a push origin main)", "git -C /repo/a -c x=y push origin main", false, true},
+		{"Bash(git -C /repo/a push origin main)", "git -C $R push origin main", false, true},
+		{"Bash(git --git-dir=/a/.git push:*)", "git --git-dir=/b/.git push", false, true},
+		{"Bash(git --git-dir=/a/.git push:*)", "git --git-dir=/a/.git push origin", true, true},
 		{"Bash(npm test:*)", "npm t", true, true},
 		{"Bash(curl:*)", "/usr/local/bin/curl x", true, true},
 		{"Bash(* --help)", "/usr/bin/git --help", true, true},

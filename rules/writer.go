@@ -78,6 +78,13 @@ type NewRecord struct {
 // old file or the new one, never a torn one. The file is mode 0600.
 type Writer struct {
 	Path string
+	// Root, when set, is a directory Path must be inside, and the writer
+	// never leaves it: every directory on the way to Path and the files
+	// it opens (the rules, the lock, the temporary file) are opened one
+	// name at a time without following a symlink, so a symlinked
+	// ROOT/.airlock cannot send a rule into another project. The daemon
+	// sets it to the workspace.
+	Root string
 }
 
 // Append adds rules to the file, skipping any the file already has with
@@ -95,6 +102,9 @@ func (w Writer) Append(recs ...NewRecord) error {
 		if _, err := ParsePattern(rec.Match, Base{Root: "/", Cwd: "/", Home: "/"}); err != nil {
 			return err
 		}
+	}
+	if w.Root != "" {
+		return w.appendBeneath(recs)
 	}
 	dir := filepath.Dir(w.Path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -114,9 +124,19 @@ func (w Writer) Append(recs ...NewRecord) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("rules: read %s: %w", w.Path, err)
 	}
+	content, err := merged(w.Path, old, recs)
+	if err != nil || content == nil {
+		return err
+	}
+	return replaceFile(w.Path, content)
+}
+
+// merged is the file's old content with recs appended, skipping any it
+// has; nil when there is nothing to add.
+func merged(path string, old []byte, recs []NewRecord) ([]byte, error) {
 	var have fileRules
 	if _, err := toml.Decode(string(old), &have); err != nil {
-		return fmt.Errorf("rules: %s does not parse, not writing to it: %w", w.Path, err)
+		return nil, fmt.Errorf("rules: %s does not parse, not writing to it: %w", path, err)
 	}
 	seen := map[string]bool{}
 	for _, r := range have.Rule {
@@ -148,7 +168,7 @@ func (w Writer) Append(recs ...NewRecord) error {
 		}
 	}
 	if add.Len() == 0 {
-		return nil
+		return nil, nil
 	}
 	content := old
 	if len(content) == 0 {
@@ -157,7 +177,7 @@ func (w Writer) Append(recs ...NewRecord) error {
 		content = append(content, '\n')
 	}
 	content = append(content, add.Bytes()...)
-	return replaceFile(w.Path, content)
+	return content, nil
 }
 
 // replaceFile writes content to path atomically and durably.

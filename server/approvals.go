@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/airlockhq/airlock/rules"
@@ -51,21 +52,87 @@ func apiApproval(a store.Approval) Approval {
 	return out
 }
 
+// Paging of GET /v1/approvals. A page also ends once its approvals'
+// inputs and views pass maxPageBytes (it always holds one), so a list of
+// large calls costs the daemon a bounded amount per request.
+const (
+	defaultPage  = 50
+	maxPage      = 200
+	maxPageBytes = 8 << 20
+)
+
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
-	if len(r.URL.Query()) > 0 {
-		writeError(w, http.StatusBadRequest, "bad_request", "/v1/approvals takes no query parameters")
-		return
+	t := tokenFrom(r.Context())
+	f := store.PendingFilter{Limit: defaultPage, Workspaces: t.Workspaces}
+	if t.Role == store.RoleAgent {
+		f.Agent = t.Agent
 	}
-	list, err := s.st.PendingApprovals(r.Context(), s.now())
+	for k, v := range r.URL.Query() {
+		if len(v) != 1 {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("%s given %d times", k, len(v)))
+			return
+		}
+		switch k {
+		case "limit":
+			n, err := strconv.Atoi(v[0])
+			if err != nil || n < 1 || n > maxPage {
+				writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("limit %q: use 1 to %d", v[0], maxPage))
+				return
+			}
+			f.Limit = n
+		case "after":
+			f.After = v[0]
+		default:
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("unknown query parameter %q; /v1/approvals takes limit and after", k))
+			return
+		}
+	}
+	list, err := s.st.PendingPage(r.Context(), s.now(), f)
 	if err != nil {
 		s.internal(w, "listing approvals", err)
 		return
 	}
-	out := make([]Approval, 0, len(list))
-	for _, a := range list {
-		out = append(out, apiApproval(a))
+	out := struct {
+		Approvals []Approval `json:"approvals"`
+		Next      string     `json:"next,omitempty"`
+	}{Approvals: make([]Approval, 0, len(list))}
+	size := 0
+	for i, a := range list {
+		size += len(a.Input) + len(a.View)
+		if i > 0 && size > maxPageBytes {
+			out.Next = list[i-1].ID
+			break
+		}
+		out.Approvals = append(out.Approvals, apiApprovalFor(t, a))
 	}
-	writeJSON(w, http.StatusOK, map[string][]Approval{"approvals": out})
+	if out.Next == "" && len(list) == f.Limit {
+		out.Next = list[len(list)-1].ID
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// apiApprovalFor is a as token t may see it: an agent's token gets no
+// diff, which holds the file's content as the daemon read it (a file the
+// agent's sandbox may hide from it).
+func apiApprovalFor(t store.Token, a store.Approval) Approval {
+	out := apiApproval(a)
+	if t.Role != store.RoleAgent || len(out.View) == 0 {
+		return out
+	}
+	var v map[string]json.RawMessage
+	if json.Unmarshal(out.View, &v) != nil || v == nil {
+		out.View = json.RawMessage("null")
+		return out
+	}
+	if _, ok := v["diff"]; ok {
+		delete(v, "diff")
+		if b, err := json.Marshal(v); err == nil {
+			out.View = b
+		} else {
+			out.View = json.RawMessage("null")
+		}
+	}
+	return out
 }
 
 func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
@@ -85,6 +152,13 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, bad.status, bad.code, bad.msg)
 		return
 	}
+	t := tokenFrom(r.Context())
+	if a, err := s.st.Approval(r.Context(), r.PathValue("id")); err == nil && !sees(t, a) {
+		// Another agent's approval, or another workspace's: as if it did
+		// not exist, so its id says nothing either.
+		writeError(w, http.StatusNotFound, "not_found", "no approval has the id "+fmt.Sprintf("%q", r.PathValue("id"))+" that this token may see")
+		return
+	}
 	a, err := s.waitFor(r.Context(), r.PathValue("id"), wait)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -94,7 +168,7 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.internal(w, "reading the approval", err)
 	default:
-		writeJSON(w, http.StatusOK, apiApproval(a))
+		writeJSON(w, http.StatusOK, apiApprovalFor(t, a))
 	}
 }
 
@@ -143,6 +217,11 @@ type answerRequest struct {
 const maxFor = 365 * 24 * time.Hour
 
 func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
+	// An agent never answers, not even its own approval: "a person
+	// answers" is the promise.
+	if !allow(w, r, "answering an approval", store.RolePerson, store.RoleOperator) {
+		return
+	}
 	var req answerRequest
 	if bad := decodeBody(w, r, &req); bad != nil {
 		writeError(w, bad.status, bad.code, bad.msg)
@@ -173,8 +252,8 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 	s.answerMu.Lock()
 	defer s.answerMu.Unlock()
 	a, err := s.st.Approval(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no approval has the id %q", id))
+	if errors.Is(err, store.ErrNotFound) || err == nil && !sees(tokenFrom(ctx), a) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no approval has the id %q that this token may see", id))
 		return
 	} else if err != nil {
 		s.internal(w, "reading the approval", err)
@@ -208,7 +287,9 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 	s.notify()
 	if len(recs) > 0 {
 		s.forget(a.Workspace)
-		wr := rules.Writer{Path: rules.LocalPath(a.Workspace)}
+		// Root keeps the writer inside the workspace whatever symlinks it
+		// holds: a card that shows workspace A never writes into B.
+		wr := rules.Writer{Root: a.Workspace, Path: rules.LocalPath(a.Workspace)}
 		if err := wr.Append(recs...); err != nil {
 			s.internal(w, "the answer is recorded and its rules apply through the daemon, but writing them to "+wr.Path+" failed", err)
 			return

@@ -3,11 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,25 +25,6 @@ const TokenPrefix = "alk_"
 // bytes in unpadded base64url.
 var tokenLen = len(TokenPrefix) + base64.RawURLEncoding.EncodedLen(32)
 
-// CreateToken makes a new bearer token named name, stores its SHA-256 and
-// returns its text, which exists nowhere else: print it once.
-func CreateToken(ctx context.Context, st store.Store, name string, now time.Time) (string, store.Token, error) {
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return "", store.Token{}, err
-	}
-	id := make([]byte, 6)
-	if _, err := rand.Read(id); err != nil {
-		return "", store.Token{}, err
-	}
-	text := TokenPrefix + base64.RawURLEncoding.EncodeToString(secret)
-	t := store.Token{ID: "tok_" + hex.EncodeToString(id), Name: name, Hash: sha256.Sum256([]byte(text)), CreatedAt: now.UTC()}
-	if err := st.CreateToken(ctx, t); err != nil {
-		return "", store.Token{}, err
-	}
-	return text, t, nil
-}
-
 type ctxKey struct{}
 
 // tokenFrom returns the token that authenticated the request.
@@ -63,7 +42,7 @@ func (s *Server) authed(h http.Handler) http.Handler {
 		}
 		auth := r.Header.Values("Authorization")
 		if len(auth) != 1 {
-			unauthorized("send Authorization: Bearer TOKEN (make one with 'airlock serve token create')")
+			unauthorized("send Authorization: Bearer TOKEN (make one with 'airlock serve token create --role ...')")
 			return
 		}
 		scheme, text, ok := strings.Cut(auth[0], " ")
@@ -82,6 +61,14 @@ func (s *Server) authed(h http.Handler) http.Handler {
 		}
 		if err != nil {
 			s.internal(w, "looking up the token", err)
+			return
+		}
+		if !t.RevokedAt.IsZero() {
+			unauthorized(fmt.Sprintf("token %s was revoked at %s; make another with 'airlock serve token create'", t.ID, t.RevokedAt.UTC().Format(time.RFC3339)))
+			return
+		}
+		if !t.ExpiresAt.IsZero() && !s.now().Before(t.ExpiresAt) {
+			unauthorized(fmt.Sprintf("token %s expired at %s; make another with 'airlock serve token create'", t.ID, t.ExpiresAt.UTC().Format(time.RFC3339)))
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, t)))
@@ -215,35 +202,9 @@ func walkValue(dec *json.Decoder) error {
 	return nil
 }
 
-// tokenCacheTTL is how long a token found in the Store is trusted without
-// looking again.
-const tokenCacheTTL = time.Minute
-
-type tokenEntry struct {
-	t    store.Token
-	seen time.Time
-}
-
-// lookupToken finds a token by its hash, from a cache of tokens found in
-// the last minute (unknown hashes are never cached, so a new token works
-// at once).
+// lookupToken finds a token by its hash in the Store, on every request:
+// no replica keeps a token it found, so one revoked (or deleted) on any
+// replica is refused on every replica from its next request on.
 func (s *Server) lookupToken(ctx context.Context, sum [32]byte) (store.Token, error) {
-	now := time.Now()
-	s.tokMu.Lock()
-	e, ok := s.tokens[sum]
-	s.tokMu.Unlock()
-	if ok && now.Sub(e.seen) < tokenCacheTTL {
-		return e.t, nil
-	}
-	t, err := s.st.LookupToken(ctx, sum)
-	if err != nil {
-		return t, err
-	}
-	s.tokMu.Lock()
-	if s.tokens == nil || len(s.tokens) > 1000 {
-		s.tokens = map[[32]byte]tokenEntry{}
-	}
-	s.tokens[sum] = tokenEntry{t: t, seen: now}
-	s.tokMu.Unlock()
-	return t, nil
+	return s.st.LookupToken(ctx, sum)
 }

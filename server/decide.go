@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -87,9 +86,6 @@ func parseDecide(req decideRequest) (call, *bodyError) {
 		return c, badRequest(`"workspace" must be an absolute path, not %q`, req.Workspace)
 	}
 	ws := filepath.Clean(req.Workspace)
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return c, badRequest(`"workspace" %q is not an existing directory on the daemon's machine`, ws)
-	}
 	wait, bad := parseWait(req.Wait, `"wait"`)
 	if bad != nil {
 		return c, bad
@@ -191,8 +187,10 @@ func hex4(b []byte) int {
 // each length-prefixed: an answer binds to exactly this call.
 func callHash(c tool.Call) string {
 	h := sha256.New()
-	h.Write([]byte("airlock-call-v1"))
-	for _, f := range []string{c.Tool, string(c.Input), c.Workspace, c.Identity.Agent, c.Identity.Session} {
+	// v2: the user and the execution are part of the call, so an answer
+	// (and the grant it mints) goes to the one execution the card was for.
+	h.Write([]byte("airlock-call-v2"))
+	for _, f := range []string{c.Tool, string(c.Input), c.Workspace, c.Identity.Agent, c.Identity.User, c.Identity.Session, c.ExecutionID} {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
 		h.Write(n[:])
@@ -218,6 +216,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, bad.status, bad.code, bad.msg)
 		return
 	}
+	if !s.identify(w, r, &c) {
+		return
+	}
 	pol, err := s.policy(r.Context(), c.Workspace)
 	if err != nil {
 		// A workspace whose rules or profile do not load decides nothing.
@@ -237,6 +238,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		Recorder: &recorder{s: s, ctx: context.WithoutCancel(r.Context()), ap: ap},
 		Issuer:   s.issuer, Preparers: s.cfg.Preparers, Now: s.now}
 	d, _ := ev.Decide(r.Context(), c.Call) // on error d is a denial saying why
+	if ap.capped != "" {
+		writeError(w, http.StatusTooManyRequests, "too_many_pending", ap.capped)
+		return
+	}
 	resp := decideResponse{Decision: string(d.Effect), Reason: d.Reason, Rule: d.Rule, Approval: d.Approval, ApprovalID: ap.id}
 	if ap.pending && d.Layer != gate.LayerAudit {
 		resp.Decision, resp.Reason = string(rules.Ask), ap.askReason(d.Reason)
@@ -263,6 +268,7 @@ type approver struct {
 
 	id      string // the approval, once one is found or opened
 	pending bool   // no answer: the decision is "ask"
+	capped  string // why no approval could open: too many pending
 }
 
 // askReason turns the gate's reason for an approver error back into the
@@ -320,6 +326,13 @@ func (a *approver) join(ctx context.Context, req gate.Request) (gate.Answer, boo
 		a.id = ap.ID
 		return gate.Answer{}, false, nil
 	case !errors.Is(err, store.ErrNotFound):
+		return gate.Answer{}, false, err
+	}
+	if msg, err := s.overCap(ctx, a.c); err != nil || msg != "" {
+		if err == nil {
+			a.capped = msg
+			err = errCapped
+		}
 		return gate.Answer{}, false, err
 	}
 	view, err := json.Marshal(s.buildView(a.c.Call, req, a.profile))

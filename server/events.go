@@ -22,6 +22,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	tok := tokenFrom(ctx)
 	var after int64
 	if v := r.Header.Get("Last-Event-ID"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -71,7 +72,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				}
 				return
 			}
-			data, err := json.Marshal(apiApproval(a))
+			after = e.Seq
+			if !sees(tok, a) {
+				continue
+			}
+			data, err := json.Marshal(apiApprovalFor(tok, a))
 			if err != nil {
 				return
 			}
@@ -142,6 +147,13 @@ func (s *Server) lastSeq(ctx context.Context) (int64, error) {
 }
 
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, "reading the audit log", store.RolePerson, store.RoleOperator) {
+		return
+	}
+	if t := tokenFrom(r.Context()); len(t.Workspaces) > 0 {
+		writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("the audit log spans every workspace and token %s may see only %v; read it with a token made without --workspace", t.ID, t.Workspaces))
+		return
+	}
 	var f store.AuditFilter
 	for k, v := range r.URL.Query() {
 		if len(v) != 1 {

@@ -2,9 +2,11 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/airlockhq/airlock/provider"
+	"github.com/airlockhq/airlock/server/store"
 )
 
 type execRequest struct {
@@ -29,14 +31,21 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		writeError(w, bad.status, bad.code, bad.msg)
 		return
 	}
+	if !allow(w, r, "running code", store.RoleAgent) {
+		return
+	}
+	// The agent and the user are the token's: a body naming others would
+	// run in their sandboxes and join their session-scoped state.
+	t := tokenFrom(r.Context())
 	switch {
+	case req.Agent != "" && req.Agent != t.Agent:
+		writeError(w, http.StatusForbidden, "identity_mismatch", fmt.Sprintf("token %s belongs to the agent %q; it cannot run as %q (leave \"agent\" out: the token says who runs)", t.ID, t.Agent, req.Agent))
+		return
+	case req.User != "" && req.User != t.User:
+		writeError(w, http.StatusForbidden, "identity_mismatch", fmt.Sprintf("token %s runs for the user %q, not %q (leave \"user\" out)", t.ID, t.User, req.User))
+		return
 	case req.Sandbox == "":
 		writeError(w, http.StatusBadRequest, "bad_request", `"sandbox" is required: the name of a sandbox in the daemon's catalog`)
-		return
-	case req.Agent == "":
-		// Over HTTP there is no operator: every caller is an agent and
-		// gets only the sandboxes assigned to it.
-		writeError(w, http.StatusBadRequest, "bad_request", `"agent" is required: the sandboxes an agent may use are the ones assigned to it`)
 		return
 	case (req.Code == "") == (len(req.Argv) == 0):
 		writeError(w, http.StatusBadRequest, "bad_request", `give exactly one of "code" and "argv"`)
@@ -65,7 +74,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 			preq.Files[k] = []byte(v)
 		}
 	}
-	inv := s.cfg.Catalog.Begin(provider.Identity{Agent: req.Agent, User: req.User, Session: req.Session})
+	inv := s.cfg.Catalog.Begin(provider.Identity{Agent: t.Agent, User: t.User, Session: req.Session})
 	defer inv.End()
 	h, err := inv.Sandbox(req.Sandbox)
 	if err != nil {

@@ -42,7 +42,7 @@ sandboxes = ["sh"]
 	r.wantError(403, "not_assigned", "POST", "/v1/exec", `{"sandbox":"sh","agent":"nobody","argv":["true"]}`)
 	r.wantError(403, "not_assigned", "POST", "/v1/exec", `{"sandbox":"nope","agent":"reviewer","argv":["true"]}`)
 	for _, body := range []string{
-		`{"sandbox":"sh","argv":["true"]}`,
+		`{"agent":"reviewer","argv":["true"]}`,
 		`{"sandbox":"sh","agent":"reviewer"}`,
 		`{"sandbox":"sh","agent":"reviewer","argv":["true"],"code":"x"}`,
 		`{"sandbox":"sh","agent":"reviewer","argv":["true"],"timeout":"soon"}`,

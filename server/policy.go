@@ -46,6 +46,9 @@ const policyMaxAge = 2 * time.Second
 // rules, plus the rules "always" answers saved in the Store (which every
 // replica shares).
 func (s *Server) policy(ctx context.Context, ws string) (Policy, error) {
+	if err := policyConfined(ws); err != nil {
+		return Policy{}, err
+	}
 	pol, err := s.filePolicy(ws)
 	if err != nil {
 		return Policy{}, err

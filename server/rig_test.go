@@ -47,9 +47,45 @@ type rig struct {
 	st    *sqlite.Store
 	srv   *Server
 	ts    *httptest.Server
-	token string
+	token string // a person's: it answers, lists and reads the audit
 	ws    string
 	clock *clock
+
+	agentMu sync.Mutex
+	agents  map[string]string // agent name → its token, scoped to ws
+}
+
+// agentToken returns the token of agent name (made on first use), which
+// may act on the rig's workspace.
+func (r *rig) agentToken(name string) string {
+	r.t.Helper()
+	r.agentMu.Lock()
+	defer r.agentMu.Unlock()
+	if tok, ok := r.agents[name]; ok {
+		return tok
+	}
+	tok, _, err := CreateToken(context.Background(), r.st, TokenSpec{Name: name, Role: store.RoleAgent, Agent: name, Workspaces: []string{r.ws}}, r.clock.Now())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.agents[name] = tok
+	return tok
+}
+
+// tokenFor is the token a request of the rig goes with: an agent's for
+// deciding and running code (the agent the body names, else "a"), the
+// person's for everything else.
+func (r *rig) tokenFor(method, path, body string) string {
+	if method != "POST" || path != "/v1/decide" && path != "/v1/exec" {
+		return r.token
+	}
+	var b struct {
+		Agent string `json:"agent"`
+	}
+	if json.Unmarshal([]byte(body), &b) != nil || b.Agent == "" {
+		b.Agent = "a"
+	}
+	return r.agentToken(b.Agent)
 }
 
 type rigOpt func(*Config)
@@ -82,11 +118,11 @@ func newRig(t *testing.T, opts ...rigOpt) *rig {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv)
-	tok, _, err := CreateToken(context.Background(), st, "test", c.Now())
+	tok, _, err := CreateToken(context.Background(), st, TokenSpec{Name: "person", Role: store.RolePerson}, c.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, st: st, srv: srv, ts: ts, token: tok, ws: ws, clock: c}
+	r := &rig{t: t, st: st, srv: srv, ts: ts, token: tok, ws: ws, clock: c, agents: map[string]string{}}
 	t.Cleanup(func() {
 		srv.Close()
 		ts.Close()
@@ -99,14 +135,21 @@ func withCatalog(cat *provider.Catalog) rigOpt {
 	return func(c *Config) { c.Catalog = cat }
 }
 
-// do sends a request with the rig's token and returns the status and body.
+// do sends a request with the token tokenFor picks and returns the status
+// and body.
 func (r *rig) do(method, path, body string, hdr ...string) (int, []byte) {
+	r.t.Helper()
+	return r.doAs(r.tokenFor(method, path, body), method, path, body, hdr...)
+}
+
+// doAs sends a request with token tok.
+func (r *rig) doAs(tok, method, path, body string, hdr ...string) (int, []byte) {
 	r.t.Helper()
 	req, err := http.NewRequest(method, r.ts.URL+path, strings.NewReader(body))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+r.token)
+	req.Header.Set("Authorization", "Bearer "+tok)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i+1] == "" {
 			req.Header.Del(hdr[i])

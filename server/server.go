@@ -37,6 +37,9 @@ const (
 	MaxWait = 10 * time.Minute
 	// MaxBody bounds request bodies (a Write call's content comes in one).
 	MaxBody = 4 << 20
+	// Default caps on pending approvals (Config.MaxPendingPer...).
+	DefaultMaxPendingPerAgent     = 20
+	DefaultMaxPendingPerWorkspace = 50
 	// heartbeat is how often an idle event stream gets a comment line.
 	heartbeat = 15 * time.Second
 )
@@ -69,6 +72,12 @@ type Config struct {
 	PollInterval time.Duration
 	// Log receives what goes wrong outside a request; nil discards.
 	Log *slog.Logger
+	// MaxPendingPerAgent and MaxPendingPerWorkspace cap the approvals
+	// pending at once for one agent and in one workspace: a call that
+	// would open one more is refused with 429 (0: DefaultMaxPendingPerAgent,
+	// DefaultMaxPendingPerWorkspace).
+	MaxPendingPerAgent     int
+	MaxPendingPerWorkspace int
 	// LoopbackHosts refuses requests whose Host header is not localhost
 	// or a loopback address: a daemon that listens on loopback only is
 	// then out of reach of a web page that rebinds its own name to
@@ -95,8 +104,6 @@ type Server struct {
 	waiting atomic.Int64
 
 	policies policyCache
-	tokMu    sync.Mutex
-	tokens   map[[32]byte]tokenEntry
 
 	stop chan struct{}
 	done chan struct{}
@@ -116,6 +123,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.MaxPendingPerAgent <= 0 {
+		cfg.MaxPendingPerAgent = DefaultMaxPendingPerAgent
+	}
+	if cfg.MaxPendingPerWorkspace <= 0 {
+		cfg.MaxPendingPerWorkspace = DefaultMaxPendingPerWorkspace
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -216,6 +229,9 @@ func (s *Server) routes() {
 	s.mux.Handle("/v1/events", s.authed(s.only("GET", s.events)))
 	s.mux.Handle("/v1/audit", s.authed(s.only("GET", s.audit)))
 	s.mux.Handle("/v1/exec", s.authed(s.only("POST", s.exec)))
+	s.mux.Handle("/v1/whoami", s.authed(s.only("GET", s.whoami)))
+	s.mux.Handle("/v1/tokens", s.authed(s.only("GET", s.listTokens)))
+	s.mux.Handle("/v1/tokens/{id}/revoke", s.authed(s.only("POST", s.revokeToken)))
 	s.mux.Handle("/v1/", s.authed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path+"; see docs/API.md")
 	})))

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,33 +205,23 @@ func appendNew(list []string, s string) []string {
 }
 
 // readForDiff reads the file an edit changes, to show the change as a
-// diff. It reads only inside the workspace and only what the profile lets
-// be read: an approval's view must not become a way to read other files.
+// diff. It reads only inside the workspace, without following a symlink
+// anywhere on the way (readBeneath), and only what the profile lets be
+// read: an approval's view must not become a way to read other files.
 func (s *Server) readForDiff(ws, path string, prof gate.ProfileAccess) (string, bool) {
 	if path == "" {
 		return "", false
 	}
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
+	path = filepath.Clean(path)
+	rel, err := filepath.Rel(ws, path)
+	if err != nil || !filepath.IsLocal(rel) {
 		return "", false
 	}
-	wsReal, err := filepath.EvalSymlinks(ws)
-	if err != nil || !strings.HasPrefix(real, wsReal+string(filepath.Separator)) {
+	if prof != nil && prof.Access(tool.KindFilesystemRead, path) == profile.AccessDeny {
 		return "", false
 	}
-	if prof != nil && prof.Access(tool.KindFilesystemRead, real) == profile.AccessDeny {
-		return "", false
-	}
-	f, err := os.Open(real)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxDiffFile+1))
-	if err != nil || len(data) > maxDiffFile {
-		return "", false
-	}
-	return string(data), true
+	data, ok := readBeneath(ws, rel, maxDiffFile)
+	return string(data), ok
 }
 
 type edit struct {

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -63,6 +64,14 @@ func TestViews(t *testing.T) {
 	v = r.view("Write", in(map[string]any{"file_path": r.ws + "/link", "content": "x\n"}))
 	if strings.Contains(v.Diff, "s3cret") {
 		t.Fatalf("a file outside the workspace was read through a symlink: %q", v.Diff)
+	}
+	// Nor through a symlinked directory on the way.
+	if err := os.Symlink(filepath.Dir(outside), r.ws+"/dir"); err != nil {
+		t.Fatal(err)
+	}
+	v = r.view("Edit", in(map[string]any{"file_path": r.ws + "/dir/private", "old_string": "s3", "new_string": "x"}))
+	if strings.Contains(v.Diff, "cret") {
+		t.Fatalf("a file outside the workspace was read through a symlinked directory: %q", v.Diff)
 	}
 }
 

@@ -27,6 +27,13 @@ type CommandForm struct {
 	// d --no-pager push" has ["push"]), under its canonical name ("git
 	// send-pack" is "push", "npm t" is "test").
 	Words []string
+	// Global are git's global options that choose where the action runs
+	// ("-C /repo/a", "--git-dir=/x", "-c k=v"), as written, in order. The
+	// action is the same without them, so a rule that does not name them
+	// matches whatever they are; a rule that names them (the exact rule
+	// an "always" answer saves for "git -C /repo/a push") matches only a
+	// command with the same ones.
+	Global []string
 	// Flags are the options that take no argument, for programs whose
 	// options are known, each once and sorted, under their short name
 	// when they have one ("--recursive" is "-r", "-R" is "-r").
@@ -76,10 +83,12 @@ func canonical(words []shWord) *CommandForm {
 	switch prog {
 	case "git":
 		var sub string
-		args, sub = gitCanonSubcommand(args)
+		var global []string
+		args, sub, global = gitCanonSubcommand(args)
 		if sub == "" {
 			break
 		}
+		c.Global = global
 		c.Words = []string{sub}
 		spec, known = gitCanonSpecs[sub]
 	case "npm":
@@ -302,22 +311,41 @@ var gitCanonAliases = map[string]string{"send-pack": "push", "http-push": "push"
 // they choose the repository, the pager and the like, not the action.
 // (Those that make git run another program are commands of their own:
 // see gitPrograms.)
-func gitCanonSubcommand(args []shWord) ([]shWord, string) {
+func gitCanonSubcommand(args []shWord) ([]shWord, string, []string) {
+	var global []string
 	for i := 0; i < len(args); i++ {
 		a, lit := args[i].literal()
 		switch {
 		case !lit:
-			return args, ""
+			return args, "", nil
 		case a == "-C" || gitGlobalArgs[a]:
+			if i+1 < len(args) {
+				global = append(global, a+" "+args[i+1].shape(false))
+			} else {
+				global = append(global, a)
+			}
 			i++
 		case !strings.HasPrefix(a, "-"):
 			if to, ok := gitCanonAliases[a]; ok {
 				a = to
 			}
-			return args[i+1:], a
+			return args[i+1:], a, global
+		case gitWhereOption(a):
+			global = append(global, a)
 		}
 	}
-	return args, ""
+	return args, "", nil
+}
+
+// gitWhereOption reports a global option written with its value in one
+// word that chooses the repository or the configuration git acts with.
+func gitWhereOption(a string) bool {
+	for _, p := range []string{"--git-dir=", "--work-tree=", "--namespace=", "--config-env=", "--super-prefix=", "--bare"} {
+		if strings.HasPrefix(a, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // npmCanonAliases are npm's abbreviations of its commands.

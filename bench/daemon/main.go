@@ -96,7 +96,7 @@ func run(bin, pgDSN, levelList, mixList string, dur, warm time.Duration, maxReq 
 	fmt.Println("| database | mix | clients | requests | decisions/s | p50 ms | p99 ms | max ms | errors | daemon CPU µs/decision |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, db := range dbs {
-		token, err := daemontest.CreateToken(bin, db.dsn, env)
+		token, err := daemontest.CreateToken(bin, db.dsn, env, "--role", "agent", "--agent", "bench", "--workspace", ws)
 		if err != nil {
 			return err
 		}

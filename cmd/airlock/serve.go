@@ -27,7 +27,9 @@ import (
 const exitServeUsage = 125
 
 const serveHelp = `Usage: airlock serve [--addr 127.0.0.1:7420] [--db sqlite:PATH | --db postgres://...] [FLAGS]
-       airlock serve token create [--name NAME] [--db DSN]
+       airlock serve token create --role agent|person|operator [--agent NAME] [--workspace DIR]... [--expires 24h]
+       airlock serve token list|revoke ID
+       airlock serve workspace add|list|remove DIR
 
 The approval daemon: an HTTP JSON API (docs/API.md) that decides tool
 calls with each workspace's rules and profile (as 'airlock hook
@@ -37,7 +39,10 @@ are denied after --approval-ttl), streams them as Server-Sent Events,
 serves the audit log and runs code in named sandboxes (--providers).
 
 Every /v1 request needs 'Authorization: Bearer TOKEN'; make a token with
-'airlock serve token create', which prints it once. The database keeps
+'airlock serve token create', which prints it once. An agent's token
+decides and runs code as that agent only; a person's token answers and
+reads the audit. The daemon acts only on workspaces an operator
+registered ('airlock serve workspace add DIR') or a token names. The database keeps
 approvals, saved rules, grants and the audit log: SQLite by default
 ($XDG_STATE_HOME/airlock/airlock.db or ~/.local/state/airlock/airlock.db),
 or PostgreSQL for several replicas sharing them.
@@ -58,18 +63,27 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "token" {
 		return runServeToken(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "workspace" {
+		return runServeWorkspace(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("airlock serve", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:7420", "listen on `HOST:PORT` (port 0 picks a free one)")
 	dsn := fs.String("db", "", "the database: sqlite:`PATH` or postgres://USER@HOST/DB (default sqlite:"+defaultDBPath()+")")
 	providers := fs.String("providers", "", "the sandbox catalog `FILE` for /v1/exec (default: the one 'airlock exec' finds, if any)")
 	remote := fs.Bool("allow-remote", false, "allow listening on a non-loopback address")
 	ttl := fs.Duration("approval-ttl", server.DefaultApprovalTTL, "how long an approval waits for an answer before it counts as denied")
+	maxAgent := fs.Int("max-pending-agent", server.DefaultMaxPendingPerAgent, "at most `N` approvals pending at once per agent (more: 429)")
+	maxWS := fs.Int("max-pending-workspace", server.DefaultMaxPendingPerWorkspace, "at most `N` approvals pending at once per workspace (more: 429)")
 	help := func(w io.Writer) { fmt.Fprint(w, serveHelp) }
 	if code, ok := parseCommandFlags(fs, args, help, exitServeUsage, stdout, stderr); !ok {
 		return code
 	}
+	if *maxAgent <= 0 || *maxWS <= 0 {
+		fmt.Fprintln(stderr, "airlock serve: --max-pending-agent and --max-pending-workspace must be positive")
+		return exitServeUsage
+	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "airlock serve: unexpected argument %s; the only subcommand is 'token create'\n", visible.Text(fs.Arg(0)))
+		fmt.Fprintf(stderr, "airlock serve: unexpected argument %s; the subcommands are 'token' and 'workspace'\n", visible.Text(fs.Arg(0)))
 		return exitServeUsage
 	}
 	if *ttl <= 0 {
@@ -101,7 +115,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	srv, err := server.New(server.Config{Store: st, Policy: servePolicy, Catalog: cat, ApprovalTTL: *ttl, Log: log,
-		LoopbackHosts: !*remote})
+		LoopbackHosts: !*remote, MaxPendingPerAgent: *maxAgent, MaxPendingPerWorkspace: *maxWS})
 	if err != nil {
 		return fail(err)
 	}
@@ -209,50 +223,4 @@ func servePolicy(ws string) (server.Policy, error) {
 		pol.Rules = rules.NewSet(nil)
 	}
 	return pol, nil
-}
-
-const serveTokenHelp = `Usage: airlock serve token create [--name NAME] [--db DSN]
-
-Makes a bearer token for the daemon's API and prints it once, on stdout.
-The database keeps only its SHA-256: a lost token cannot be shown again;
-make another. The daemon need not be stopped.
-
-Flags:
-`
-
-func runServeToken(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "create" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprint(stdout, serveTokenHelp)
-			return 0
-		}
-		fmt.Fprintln(stderr, "airlock serve token: write 'airlock serve token create [--name NAME] [--db DSN]'")
-		return exitServeUsage
-	}
-	fs := flag.NewFlagSet("airlock serve token create", flag.ContinueOnError)
-	name := fs.String("name", "", "what the token is for, shown in listings and the audit")
-	dsn := fs.String("db", "", "the database: sqlite:`PATH` or postgres://... (default sqlite:"+defaultDBPath()+")")
-	help := func(w io.Writer) { fmt.Fprint(w, serveTokenHelp) }
-	if code, ok := parseCommandFlags(fs, args[1:], help, exitServeUsage, stdout, stderr); !ok {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "airlock serve token create: unexpected argument %s\n", visible.Text(fs.Arg(0)))
-		return exitServeUsage
-	}
-	ctx := context.Background()
-	st, err := openStore(ctx, *dsn)
-	if err != nil {
-		fmt.Fprintln(stderr, "airlock serve token create:", visible.Text(err.Error()))
-		return 1
-	}
-	defer st.Close()
-	text, t, err := server.CreateToken(ctx, st, *name, time.Now())
-	if err != nil {
-		fmt.Fprintln(stderr, "airlock serve token create:", visible.Text(err.Error()))
-		return 1
-	}
-	fmt.Fprintln(stdout, text)
-	fmt.Fprintf(stderr, "airlock: token %s created; it is shown only this once\n", t.ID)
-	return 0
 }

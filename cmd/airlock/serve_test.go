@@ -93,7 +93,9 @@ func (d *daemon) call(t *testing.T, token, method, path, body string, out any) i
 	return resp.StatusCode
 }
 
-func serveSetup(t *testing.T) (bin, dir, dsn, token, ws string) {
+// serveSetup builds airlock and makes a database with two tokens: the
+// agent "a"'s, for the workspace ws, and a person's.
+func serveSetup(t *testing.T) (bin, dir, dsn, agent, person, ws string) {
 	t.Helper()
 	bin = buildAirlock(t)
 	dir = t.TempDir()
@@ -104,14 +106,22 @@ func serveSetup(t *testing.T) (bin, dir, dsn, token, ws string) {
 		}
 	}
 	dsn = "sqlite:" + filepath.Join(dir, "airlock.db")
-	cmd := exec.Command(bin, "serve", "token", "create", "--name", "test", "--db", dsn)
+	agent = createServeToken(t, bin, dir, dsn, "--role", "agent", "--agent", "a", "--workspace", ws)
+	person = createServeToken(t, bin, dir, dsn, "--role", "person", "--name", "me")
+	return
+}
+
+// createServeToken runs 'airlock serve token create' with args.
+func createServeToken(t *testing.T, bin, dir, dsn string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "token", "create", "--db", dsn}, args...)...)
 	cmd.Env = serveEnv(dir)
 	code, out, errOut := runCmd(t, cmd)
-	token = strings.TrimSpace(out)
+	token := strings.TrimSpace(out)
 	if code != 0 || !strings.HasPrefix(token, "alk_") || len(token) != 47 || !strings.Contains(errOut, "shown only this once") {
-		t.Fatalf("token create: %d %q %q", code, out, errOut)
+		t.Fatalf("token create %v: %d %q %q", args, code, out, errOut)
 	}
-	return
+	return token
 }
 
 func openDB(t *testing.T, dsn string) *sqlite.Store {
@@ -134,7 +144,7 @@ type decided struct {
 // database after the daemon is SIGKILLed right after the response, and a
 // pending approval is answered on the restarted daemon.
 func TestServeSIGKILLLosesNothingAcknowledged(t *testing.T) {
-	bin, dir, dsn, token, ws := serveSetup(t)
+	bin, dir, dsn, token, person, ws := serveSetup(t)
 	call := `{"tool":"Bash","input":{"command":"git push origin main"},"workspace":"` + ws + `","agent":"a"}`
 
 	d := startDaemon(t, bin, dir, dsn)
@@ -159,10 +169,10 @@ func TestServeSIGKILLLosesNothingAcknowledged(t *testing.T) {
 	var list struct {
 		Approvals []struct{ ID string } `json:"approvals"`
 	}
-	if code := d.call(t, token, "GET", "/v1/approvals", "", &list); code != 200 || len(list.Approvals) != 1 || list.Approvals[0].ID != first.ApprovalID {
+	if code := d.call(t, person, "GET", "/v1/approvals", "", &list); code != 200 || len(list.Approvals) != 1 || list.Approvals[0].ID != first.ApprovalID {
 		t.Fatalf("after restart: %d %+v", code, list)
 	}
-	if code := d.call(t, token, "POST", "/v1/approvals/"+first.ApprovalID, `{"answer":"always"}`, nil); code != 200 {
+	if code := d.call(t, person, "POST", "/v1/approvals/"+first.ApprovalID, `{"answer":"always"}`, nil); code != 200 {
 		t.Fatalf("answer after restart: %d", code)
 	}
 	d.kill(t)
@@ -193,7 +203,7 @@ func TestServeSIGKILLLosesNothingAcknowledged(t *testing.T) {
 }
 
 func TestServeStopsOnSIGTERM(t *testing.T) {
-	bin, dir, dsn, token, _ := serveSetup(t)
+	bin, dir, dsn, _, token, _ := serveSetup(t)
 	d := startDaemon(t, bin, dir, dsn)
 	if code := d.call(t, token, "GET", "/healthz", "", nil); code != 200 {
 		t.Fatalf("healthz %d", code)
@@ -230,7 +240,17 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "extra"}, 125, "unexpected argument"},
 		{[]string{"serve", "--approval-ttl", "0s", "--db", db}, 125, "positive"},
 		{[]string{"serve", "token"}, 125, "token create"},
-		{[]string{"serve", "token", "create", "--db", "mysql://x"}, 1, "not one this airlock knows"},
+		{[]string{"serve", "token", "create", "--db", db}, 125, "--role is required"},
+		{[]string{"serve", "token", "create", "--role", "agent", "--db", db}, 125, "--agent NAME"},
+		{[]string{"serve", "token", "create", "--role", "person", "--agent", "x", "--db", db}, 125, "acts as no agent"},
+		{[]string{"serve", "token", "create", "--role", "root", "--db", db}, 125, "agent, person or operator"},
+		{[]string{"serve", "token", "create", "--role", "person", "--workspace", "/nonexistent/x", "--db", db}, 125, "/nonexistent/x"},
+		{[]string{"serve", "token", "revoke", "--db", db}, 125, "token's id"},
+		{[]string{"serve", "token", "revoke", "tok_nope", "--db", db}, 1, "no token has the id"},
+		{[]string{"serve", "workspace", "add", "/nonexistent/x", "--db", db}, 1, "/nonexistent/x"},
+		{[]string{"serve", "workspace", "remove", "/nonexistent/x", "--db", db}, 1, "not registered"},
+		{[]string{"serve", "workspace"}, 125, "workspace add"},
+		{[]string{"serve", "token", "create", "--role", "person", "--db", "mysql://x"}, 1, "not one this airlock knows"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--db", "postgres://u:secret@127.0.0.1:1/db"}, 1, "postgres"},
 		{[]string{"serve", "--help"}, 0, ""},
 	} {

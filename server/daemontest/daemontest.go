@@ -71,10 +71,11 @@ func Workspace(dir string, allow ...string) (string, error) {
 	return ws, os.WriteFile(filepath.Join(ws, ".airlock", "policy.toml"), []byte(b.String()), 0o644)
 }
 
-// CreateToken runs `airlock serve token create --db db` and returns the
-// token it prints.
-func CreateToken(bin, db string, env []string) (string, error) {
-	cmd := exec.Command(bin, "serve", "token", "create", "--name", "test", "--db", db)
+// CreateToken runs `airlock serve token create --db db ARGS...` (the
+// role and scope, e.g. --role agent --agent a --workspace WS) and returns
+// the token it prints.
+func CreateToken(bin, db string, env []string, args ...string) (string, error) {
+	cmd := exec.Command(bin, append([]string{"serve", "token", "create", "--name", "test", "--db", db}, args...)...)
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -83,6 +84,17 @@ func CreateToken(bin, db string, env []string) (string, error) {
 		return "", fmt.Errorf("airlock serve token create: %v: %s", err, stderr.String())
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// Serve runs `airlock serve ARGS... --db db` (token list, workspace add,
+// ...) and returns its error with what it wrote to stderr.
+func Serve(bin, db string, env []string, args ...string) error {
+	cmd := exec.Command(bin, append(append([]string{"serve"}, args...), "--db", db)...)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("airlock serve %v: %v: %s", args, err, out)
+	}
+	return nil
 }
 
 // Options says how to start a daemon.
@@ -187,11 +199,23 @@ func (d *Daemon) Kill() {
 	<-d.exited
 }
 
-// Client calls a daemon's API with a token.
+// Client calls a daemon's API with an agent's token and a person's.
 type Client struct {
 	URL   string
-	Token string
-	HTTP  *http.Client // nil: http.DefaultClient
+	Token string // an agent's: /v1/decide and /v1/exec go with it
+	// Person is a person's token: every other request goes with it ("":
+	// with Token).
+	Person string
+	HTTP   *http.Client // nil: http.DefaultClient
+}
+
+// tokenFor is the token a request goes with: the agent's to decide and
+// run code, the person's for the rest.
+func (c *Client) tokenFor(method, path string) string {
+	if c.Person == "" || method == "POST" && (path == "/v1/decide" || path == "/v1/exec") {
+		return c.Token
+	}
+	return c.Person
 }
 
 // Error is a non-2xx answer.
@@ -218,7 +242,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
+	req.Header.Set("Authorization", "Bearer "+c.tokenFor(method, path))
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient
@@ -300,7 +324,7 @@ func (c *Client) Events(ctx context.Context) (<-chan Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
+	req.Header.Set("Authorization", "Bearer "+c.tokenFor("GET", "/v1/events"))
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient

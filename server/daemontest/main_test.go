@@ -47,8 +47,8 @@ func binary(t *testing.T) string {
 // and state are the test's, a workspace allowing "echo hello", and a
 // token in the database db.
 type env struct {
-	bin, db, ws, token string
-	env                []string
+	bin, db, ws, token, person string
+	env                        []string
 }
 
 func newEnv(t *testing.T, db string) *env {
@@ -60,9 +60,13 @@ func newEnv(t *testing.T, db string) *env {
 	if e.ws, err = daemontest.Workspace(dir, "echo hello"); err != nil {
 		t.Fatal(err)
 	}
-	if e.token, err = daemontest.CreateToken(bin, db, e.env); err != nil {
+	if e.token, err = daemontest.CreateToken(bin, db, e.env, "--role", "agent", "--agent", "test", "--workspace", e.ws); err != nil {
 		t.Fatal(err)
 	}
+	if e.person, err = daemontest.CreateToken(bin, db, e.env, "--role", "person"); err != nil {
+		t.Fatal(err)
+	}
+
 	return e
 }
 
@@ -85,7 +89,7 @@ func (e *env) start(t *testing.T, args ...string) (*daemontest.Daemon, *daemonte
 			t.Logf("daemon %s log:\n%s", d.URL, d.Logs())
 		}
 	})
-	return d, &daemontest.Client{URL: d.URL, Token: e.token}
+	return d, &daemontest.Client{URL: d.URL, Token: e.token, Person: e.person}
 }
 
 // bound is how long a test waits for something that must happen before

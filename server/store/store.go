@@ -33,6 +33,19 @@ var (
 	ErrReplayed = errors.New("grant already spent")
 )
 
+// Role is what a token may do (docs/API.md, "Roles").
+type Role string
+
+const (
+	// RoleAgent decides and executes as its one agent, sees only that
+	// agent's approvals and never answers.
+	RoleAgent Role = "agent"
+	// RolePerson answers approvals and reads them and the audit.
+	RolePerson Role = "person"
+	// RoleOperator is a person who also manages tokens and workspaces.
+	RoleOperator Role = "operator"
+)
+
 // Token is a bearer token's record. The token text is never stored, only
 // its SHA-256.
 type Token struct {
@@ -40,6 +53,34 @@ type Token struct {
 	Name      string // what the person who created it called it
 	Hash      [32]byte
 	CreatedAt time.Time
+
+	Role  Role
+	Agent string // RoleAgent: the agent it acts as
+	User  string // RoleAgent: the user its calls and executions run for
+	// Workspaces are the canonical paths the token may act on; none means
+	// every registered workspace.
+	Workspaces []string
+	// ExpiresAt is when the token stops working; zero: never.
+	ExpiresAt time.Time
+	// RevokedAt is when it was revoked; zero: it was not.
+	RevokedAt time.Time
+}
+
+// Workspace is a directory an operator registered: the daemon acts only
+// on these (or on a token's own workspaces).
+type Workspace struct {
+	Path    string // canonical: absolute, clean, no symlink in it
+	AddedAt time.Time
+}
+
+// PendingFilter selects pending approvals; zero fields select everything.
+type PendingFilter struct {
+	Agent      string   // only this agent's
+	Workspaces []string // only these workspaces' (none: every one)
+	// After is a cursor: the id of the last approval of the previous page;
+	// the page starts after it in (created_at, id) order.
+	After string
+	Limit int // 0: no limit
 }
 
 // State is where an approval is in its life.
@@ -121,8 +162,22 @@ type AuditFilter struct {
 type Store interface {
 	// CreateToken stores t. LookupToken finds a token by the SHA-256 of its
 	// text, ErrNotFound when none matches.
+	// A revoked or expired token is still found: the caller refuses it.
 	CreateToken(ctx context.Context, t Token) error
 	LookupToken(ctx context.Context, hash [32]byte) (Token, error)
+	// Tokens lists every token, oldest first.
+	Tokens(ctx context.Context) ([]Token, error)
+	// RevokeToken marks token id revoked at now; ErrNotFound when no token
+	// has the id. Revoking twice keeps the first time.
+	RevokeToken(ctx context.Context, id string, now time.Time) error
+
+	// AddWorkspace registers w (a second add of one path keeps the first);
+	// RemoveWorkspace unregisters it (ErrNotFound when it was not);
+	// Workspaces lists them by path; WorkspaceRegistered reports one.
+	AddWorkspace(ctx context.Context, w Workspace) error
+	RemoveWorkspace(ctx context.Context, path string) error
+	Workspaces(ctx context.Context) ([]Workspace, error)
+	WorkspaceRegistered(ctx context.Context, path string) (bool, error)
 
 	// OpenApproval stores a new pending approval and appends an
 	// EventOpened in the same transaction. It stores nothing and returns
@@ -135,6 +190,12 @@ type Store interface {
 	Approval(ctx context.Context, id string) (Approval, error)
 	// PendingApprovals lists approvals still pending at now, oldest first.
 	PendingApprovals(ctx context.Context, now time.Time) ([]Approval, error)
+	// PendingPage lists the approvals pending at now that f selects,
+	// oldest first, at most f.Limit.
+	PendingPage(ctx context.Context, now time.Time, f PendingFilter) ([]Approval, error)
+	// CountPending counts the approvals pending at now of agent, and of
+	// workspace.
+	CountPending(ctx context.Context, now time.Time, agent, workspace string) (byAgent, byWorkspace int, err error)
 	// AnswerApproval records an answer if the approval is pending and not
 	// expired at now: ErrNotFound, ErrAnswered or ErrExpired otherwise, and
 	// nothing changes. It appends an EventAnswered; rules, when not empty,

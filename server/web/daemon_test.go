@@ -20,7 +20,8 @@ import (
 
 // The browser tests run the real daemon: the airlock binary built from this
 // module, started as "airlock serve" on a loopback port with its own SQLite
-// database, and a token made by "airlock serve token create".
+// database, a person's token made by "airlock serve token create --role
+// person" (the page's), and an agent's token per agent that decides.
 
 var (
 	buildOnce  sync.Once
@@ -66,7 +67,12 @@ func TestMain(m *testing.M) {
 // same address.
 type daemon struct {
 	URL   string // http://127.0.0.1:PORT
-	Token string
+	Token string // a person's: the page logs in with it
+
+	bin, db    string
+	mu         sync.Mutex
+	agents     map[string]string // agent name → its token
+	registered map[string]bool   // workspaces registered
 
 	t      *testing.T
 	args   []string
@@ -88,20 +94,11 @@ func startDaemon(t *testing.T, flags ...string) *daemon {
 	db := "sqlite:" + filepath.Join(dir, "airlock.db")
 	env := append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 
-	tok := exec.Command(bin, "serve", "token", "create", "--name", "browser-test", "--db", db)
-	tok.Env = env
-	out, err := tok.CombinedOutput()
-	if err != nil {
-		t.Fatalf("airlock serve token create: %v\n%s", err, out)
-	}
-	token := tokenRE.FindString(string(out))
-	if token == "" {
-		t.Fatalf("airlock serve token create printed no token:\n%s", out)
-	}
-
 	addr := freeLoopbackAddr(t)
-	d := &daemon{URL: "http://" + addr, Token: token, t: t, env: env,
+	d := &daemon{URL: "http://" + addr, t: t, env: env, bin: bin, db: db,
+		agents: map[string]string{}, registered: map[string]bool{},
 		args: append([]string{bin, "serve", "--addr", addr, "--db", db}, flags...)}
+	d.Token = d.cli("token", "create", "--role", "person", "--name", "browser-test")
 	t.Cleanup(func() {
 		d.kill()
 		if t.Failed() {
@@ -110,6 +107,48 @@ func startDaemon(t *testing.T, flags ...string) *daemon {
 	})
 	d.start()
 	return d
+}
+
+// cli runs "airlock serve ARGS... --db DB" and returns the token it
+// printed, if any.
+func (d *daemon) cli(args ...string) string {
+	d.t.Helper()
+	cmd := exec.Command(d.bin, append(append([]string{"serve"}, args...), "--db", d.db)...)
+	cmd.Env = d.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		d.t.Fatalf("airlock serve %v: %v\n%s", args, err, out)
+	}
+	if args[0] == "token" {
+		token := tokenRE.FindString(string(out))
+		if token == "" {
+			d.t.Fatalf("airlock serve token create printed no token:\n%s", out)
+		}
+		return token
+	}
+	return ""
+}
+
+// agentToken is agent name's token (made on first use).
+func (d *daemon) agentToken(name string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if tok, ok := d.agents[name]; ok {
+		return tok
+	}
+	tok := d.cli("token", "create", "--role", "agent", "--agent", name)
+	d.agents[name] = tok
+	return tok
+}
+
+// register registers workspace ws with the daemon (once).
+func (d *daemon) register(ws string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.registered[ws] {
+		d.cli("workspace", "add", ws)
+		d.registered[ws] = true
+	}
 }
 
 // start runs the daemon and waits until it answers.
@@ -189,15 +228,26 @@ type decideReq struct {
 	Wait      string `json:"wait,omitempty"`
 }
 
-// decide is an agent's client: it POSTs /v1/decide and returns the answer.
+// decide is an agent's client: it POSTs /v1/decide with the token of the
+// agent req names (its workspace registered) and returns the answer.
 func (d *daemon) decide(ctx context.Context, req decideReq) (decision, error) {
+	agent := req.Agent
+	if agent == "" {
+		agent = "browser-test"
+	}
+	d.register(req.Workspace)
 	var out decision
-	err := d.do(ctx, http.MethodPost, "/v1/decide", req, &out)
+	err := d.doAs(ctx, d.agentToken(agent), http.MethodPost, "/v1/decide", req, &out)
 	return out, err
 }
 
-// do sends one authenticated JSON request.
+// do sends one JSON request with the person's token.
 func (d *daemon) do(ctx context.Context, method, path string, body, out any) error {
+	return d.doAs(ctx, d.Token, method, path, body, out)
+}
+
+// doAs sends one JSON request with token tok.
+func (d *daemon) doAs(ctx context.Context, tok, method, path string, body, out any) error {
 	var rd *bytes.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -212,7 +262,7 @@ func (d *daemon) do(ctx context.Context, method, path string, body, out any) err
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+d.Token)
+	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -168,7 +168,7 @@ function validateOptions(options) {
   }
   if (typeof token !== 'string' || token === '') {
     throw new TypeError(
-      "createAirlockResponder: token is required (make one with 'airlock serve token create')",
+      "createAirlockResponder: token is required (make one with 'airlock serve token create --role agent --agent NAME')",
     );
   }
   if (typeof workspace !== 'string' || !workspace.startsWith('/')) {

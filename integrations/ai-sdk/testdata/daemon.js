@@ -1,7 +1,8 @@
 // Starts a real `airlock serve` for the tests: the binary named by
 // AIRLOCK_BIN (the Go test builds it from ./cmd/airlock), a temp SQLite
-// database, a token made with `airlock serve token create`, a free loopback
-// port. The daemon is stopped by its pid when the tests end.
+// database, an agent's token for the responder and a person's for the
+// answers (both made with `airlock serve token create --role`), a free
+// loopback port. The daemon is stopped by its pid when the tests end.
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -39,11 +40,19 @@ export async function startDaemon() {
     XDG_CONFIG_HOME: join(dir, 'config'),
   };
   const db = `sqlite:${join(dir, 'airlock.db')}`;
-  const created = await run(bin, ['serve', 'token', 'create', '--name', 'ai-sdk-tests', '--db', db], { env });
-  const token = created.stdout.match(/alk_[A-Za-z0-9_-]+/)?.[0];
-  if (!token) {
-    throw new Error(`airlock serve token create printed no token: ${created.stdout} ${created.stderr}`);
+  /** @param {string[]} args */
+  async function createToken(...args) {
+    const created = await run(bin, ['serve', 'token', 'create', '--name', 'ai-sdk-tests', '--db', db, ...args], { env });
+    const text = created.stdout.match(/alk_[A-Za-z0-9_-]+/)?.[0];
+    if (!text) {
+      throw new Error(`airlock serve token create printed no token: ${created.stdout} ${created.stderr}`);
+    }
+    return text;
   }
+  // The agent's token decides (as the agent the tests name); the person's
+  // answers, as on the web page.
+  const token = await createToken('--role', 'agent', '--agent', 'ai-sdk-test', '--workspace', workspace);
+  const personToken = await createToken('--role', 'person');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(bin, ['serve', '--addr', `127.0.0.1:${port}`, '--db', db], {
@@ -74,7 +83,7 @@ export async function startDaemon() {
   async function api(path, init = {}) {
     const res = await fetch(`${url}${path}`, {
       ...init,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
+      headers: { authorization: `Bearer ${personToken}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: HTTP ${res.status}: ${text}`);
@@ -100,6 +109,7 @@ export async function startDaemon() {
   return {
     url,
     token,
+    personToken,
     workspace,
     api,
     answerNext,

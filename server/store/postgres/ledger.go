@@ -12,34 +12,6 @@ import (
 	"github.com/airlockhq/airlock/server/store"
 )
 
-// CreateToken stores t; a token whose id or hash is taken is refused.
-func (s *Store) CreateToken(ctx context.Context, t store.Token) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO tokens (id, name, hash, created_at) VALUES ($1, $2, $3, $4)`,
-		t.ID, t.Name, t.Hash[:], t.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("postgres: storing token %s: %w", t.ID, err)
-	}
-	return nil
-}
-
-// LookupToken finds the token whose text hashes to hash.
-func (s *Store) LookupToken(ctx context.Context, hash [32]byte) (store.Token, error) {
-	var (
-		t   store.Token
-		raw []byte
-	)
-	err := s.pool.QueryRow(ctx, `SELECT id, name, hash, created_at FROM tokens WHERE hash = $1`, hash[:]).
-		Scan(&t.ID, &t.Name, &raw, &t.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Token{}, fmt.Errorf("token: %w", store.ErrNotFound)
-	}
-	if err != nil {
-		return store.Token{}, fmt.Errorf("postgres: looking up a token: %w", err)
-	}
-	copy(t.Hash[:], raw)
-	return t, nil
-}
-
 func insertRule(ctx context.Context, tx pgx.Tx, r store.Rule) error {
 	_, err := tx.Exec(ctx, `INSERT INTO rules (workspace, effect, text, expires, created_at, approval)
 	VALUES ($1, $2, $3, $4, $5, $6)`,

@@ -83,6 +83,23 @@ CREATE TABLE events (
 	time     timestamptz NOT NULL
 );
 `,
+	// 2: token roles, scopes, expiry and revocation; registered
+	// workspaces. Tokens made before roles become person tokens: they can
+	// still answer, but no longer decide as any agent they name.
+	`
+ALTER TABLE tokens ADD COLUMN role text NOT NULL DEFAULT 'person' CHECK (role IN ('agent', 'person', 'operator'));
+ALTER TABLE tokens ADD COLUMN agent text NOT NULL DEFAULT '';
+ALTER TABLE tokens ADD COLUMN user_name text NOT NULL DEFAULT '';
+ALTER TABLE tokens ADD COLUMN workspaces text[] NOT NULL DEFAULT '{}';
+ALTER TABLE tokens ADD COLUMN expires_at timestamptz;
+ALTER TABLE tokens ADD COLUMN revoked_at timestamptz;
+CREATE TABLE workspaces (
+	path     text PRIMARY KEY,
+	added_at timestamptz NOT NULL
+);
+CREATE INDEX approvals_pending_agent ON approvals (agent) WHERE state = 'pending';
+CREATE INDEX approvals_pending_workspace ON approvals (workspace) WHERE state = 'pending';
+`,
 }
 
 // migrate brings the schema to len(migrations), in one transaction under

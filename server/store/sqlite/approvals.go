@@ -26,34 +26,6 @@ func fromNS(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-func (s *Store) CreateToken(ctx context.Context, t store.Token) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (id, name, hash, created_at) VALUES (?, ?, ?, ?)`,
-			t.ID, t.Name, t.Hash[:], ns(t.CreatedAt))
-		if err != nil {
-			return fmt.Errorf("sqlite: create token: %w", err)
-		}
-		return nil
-	})
-}
-
-func (s *Store) LookupToken(ctx context.Context, hash [32]byte) (store.Token, error) {
-	var t store.Token
-	var h []byte
-	var created int64
-	err := s.queryRow(ctx, `SELECT id, name, hash, created_at FROM tokens WHERE hash = ?`, hash[:]).
-		Scan(&t.ID, &t.Name, &h, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Token{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Token{}, fmt.Errorf("sqlite: look up token: %w", err)
-	}
-	copy(t.Hash[:], h)
-	t.CreatedAt = fromNS(created)
-	return t, nil
-}
-
 const approvalCols = `id, call_hash, tool, input, workspace, agent, session, view, state,
 	created_at, expires_at, answer, for_ns, answered_at, answered_by, used`
 

@@ -72,6 +72,23 @@ CREATE TABLE events (
 	time     INTEGER NOT NULL
 );
 `,
+	// 2: token roles, scopes, expiry and revocation; registered
+	// workspaces. Tokens made before roles become person tokens: they can
+	// still answer, but no longer decide as any agent they name.
+	`
+ALTER TABLE tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'person';
+ALTER TABLE tokens ADD COLUMN agent TEXT NOT NULL DEFAULT '';
+ALTER TABLE tokens ADD COLUMN user_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE tokens ADD COLUMN workspaces BLOB NOT NULL DEFAULT '[]';
+ALTER TABLE tokens ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tokens ADD COLUMN revoked_at INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE workspaces (
+	path     TEXT PRIMARY KEY,
+	added_at INTEGER NOT NULL
+);
+CREATE INDEX approvals_pending_agent ON approvals (agent, state);
+CREATE INDEX approvals_pending_workspace ON approvals (workspace, state);
+`,
 }
 
 // migrate brings the schema up to the newest version in one transaction

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -178,12 +179,12 @@ func TestGrantsAndTokens(t *testing.T) {
 	if err != nil || calls != 1 || k2[0] != 0 {
 		t.Fatalf("second GrantKey: %v calls=%d %v", k2, calls, err)
 	}
-	tok := store.Token{ID: "tok_a", Name: "n", Hash: [32]byte{3}, CreatedAt: t0}
+	tok := store.Token{ID: "tok_a", Name: "n", Hash: [32]byte{3}, CreatedAt: t0, Role: store.RolePerson}
 	if err := s.CreateToken(ctx, tok); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.LookupToken(ctx, [32]byte{3})
-	if err != nil || got != tok {
+	if err != nil || !reflect.DeepEqual(got, tok) {
 		t.Fatalf("lookup %+v %v", got, err)
 	}
 	if _, err := s.LookupToken(ctx, [32]byte{4}); !errors.Is(err, store.ErrNotFound) {

@@ -15,7 +15,7 @@ import (
 
 func testTokens(t *testing.T, s store.Store) {
 	now := base()
-	want := store.Token{ID: "tok_1", Name: "alice's laptop", Hash: sha256.Sum256([]byte("alk_secret")), CreatedAt: now}
+	want := store.Token{ID: "tok_1", Name: "alice's laptop", Hash: sha256.Sum256([]byte("alk_secret")), CreatedAt: now, Role: store.RolePerson}
 	if err := s.CreateToken(ctx(t), want); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func testTokens(t *testing.T, s store.Store) {
 		t.Errorf("LookupToken(wrong) err = %v, want ErrNotFound", err)
 	}
 	// A second token with the same hash would make lookups ambiguous.
-	if err := s.CreateToken(ctx(t), store.Token{ID: "tok_2", Hash: want.Hash, CreatedAt: now}); err == nil {
+	if err := s.CreateToken(ctx(t), store.Token{ID: "tok_2", Hash: want.Hash, CreatedAt: now, Role: store.RolePerson}); err == nil {
 		t.Error("CreateToken with a hash already stored succeeded")
 	}
 }

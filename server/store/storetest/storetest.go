@@ -34,6 +34,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		fn   func(t *testing.T, s store.Store)
 	}{
 		{"Tokens", testTokens},
+		{"TokenRoles", testTokenRoles},
+		{"RevokeToken", testRevokeToken},
+		{"Workspaces", testWorkspaces},
+		{"PendingPage", testPendingPage},
 		{"ApprovalRoundTrip", testApprovalRoundTrip},
 		{"PendingApprovals", testPendingApprovals},
 		{"AnswerApproval", testAnswerApproval},

@@ -42,8 +42,10 @@ const durations = [
 export class ApprovalList {
   // root is the <ul> the cards go in; notice(text) tells the person what
   // happened; onUnauthorized() is called when the token is refused.
-  constructor(root, { notice, onUnauthorized, onCount }) {
+  constructor(root, { notice, onUnauthorized, onCount, canAnswer }) {
     this.root = root;
+    // An agent's token never answers: its cards have no buttons.
+    this.canAnswer = canAnswer !== false;
     this.notice = notice;
     this.onUnauthorized = onUnauthorized;
     this.onCount = onCount;
@@ -52,13 +54,19 @@ export class ApprovalList {
     this.timer = setInterval(() => this.tick(), 1000);
   }
 
-  // refresh fetches the pending list and shows it. Of overlapping
-  // refreshes only the newest one's answer is shown.
+  // refresh fetches the pending list, page by page, and shows it. Of
+  // overlapping refreshes only the newest one's answer is shown.
   async refresh() {
     const gen = ++this.generation;
-    let data;
+    const list = [];
     try {
-      data = await call("GET", "/v1/approvals");
+      let after = "";
+      for (let page = 0; page < 100; page++) {
+        const data = await call("GET", "/v1/approvals" + (after ? "?after=" + encodeURIComponent(after) : ""));
+        list.push(...((data && data.approvals) || []));
+        if (!data || !data.next) break;
+        after = data.next;
+      }
     } catch (e) {
       if (this.stopped) return;
       if (e.status === 401) this.onUnauthorized();
@@ -66,7 +74,18 @@ export class ApprovalList {
       return;
     }
     if (gen !== this.generation || this.stopped) return;
-    this.render((data && data.approvals) || []);
+    this.render(list);
+  }
+
+  // apply shows what one event (or answer) says of one approval: a pending
+  // one joins the list in its place, any other leaves it. Nothing else is
+  // fetched.
+  apply(a) {
+    if (!a || !a.id || this.stopped) return;
+    const list = [...this.cards.values()].map((c) => c.a).filter((x) => x.id !== a.id);
+    if (a.state === "pending" && Date.parse(a.expires_at) > Date.now()) list.push(a);
+    list.sort((x, y) => (x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    this.render(list);
   }
 
   // render makes the list show exactly these approvals, in this order.
@@ -167,13 +186,15 @@ export class ApprovalList {
       renderInput(a, view),
       renderRequirements(view.requirements),
       renderRules(view),
-      el("div", { class: "answers", role: "group", "aria-label": "Answer" },
-        el("span", { class: "for" },
-          el("label", { for: idp + "-for" }, "“Always allow” lasts"), " ", forSel),
-        buttons),
+      this.canAnswer
+        ? el("div", { class: "answers", role: "group", "aria-label": "Answer" },
+          el("span", { class: "for" },
+            el("label", { for: idp + "-for" }, "“Always allow” lasts"), " ", forSel),
+          buttons)
+        : el("p", { class: "no-answer" }, "A person answers this call; this token is an agent's."),
       confirmBox,
       status);
-    const c = { li, countdown, status, buttons, expires: Date.parse(a.expires_at) };
+    const c = { a, li, countdown, status, buttons, expires: Date.parse(a.expires_at) };
     const broader = view.always_broader || [];
     for (const b of buttons) {
       b.addEventListener("click", () => {
@@ -222,8 +243,9 @@ export class ApprovalList {
     if (forDur && answer === "always") body.for = forDur;
     for (const b of c.buttons) b.disabled = true;
     c.status.textContent = "Sending…";
+    let got = null;
     try {
-      await call("POST", "/v1/approvals/" + encodeURIComponent(a.id), body);
+      got = await call("POST", "/v1/approvals/" + encodeURIComponent(a.id), body);
       c.li.classList.add("done");
       c.status.textContent = answered[answer] + ".";
       this.notice(answered[answer] + ": " + a.tool + " " + ((a.view && a.view.summary) || ""));
@@ -239,8 +261,14 @@ export class ApprovalList {
       }[e.code] || e.message;
       c.status.textContent = why;
       for (const b of c.buttons) b.disabled = false;
+      // Refused: the approval as it is now says whether the card stays.
+      try {
+        got = await call("GET", "/v1/approvals/" + encodeURIComponent(a.id));
+      } catch (e2) {
+        got = e2.status === 404 ? { id: a.id, state: "gone" } : null;
+      }
     }
-    this.refresh();
+    if (got) this.apply(got);
   }
 }
 

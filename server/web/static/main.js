@@ -1,7 +1,7 @@
 // The page's wiring: log in and out, the two views, and the live event
 // stream that keeps the approvals list current without reloading.
 
-import { token, setToken, clearToken, streamEvents } from "./api.js";
+import { token, setToken, clearToken, streamEvents, call } from "./api.js";
 import { ApprovalList } from "./approvals.js";
 import { AuditView } from "./audit.js";
 
@@ -44,6 +44,7 @@ function loggedOut(message) {
   $("nav").hidden = true;
   $("live").hidden = true;
   $("logout").hidden = true;
+  $("role").hidden = true;
   $("approvals-view").hidden = true;
   $("audit-view").hidden = true;
   $("login-view").hidden = false;
@@ -53,7 +54,27 @@ function loggedOut(message) {
   document.title = "airlock approvals";
 }
 
-function loggedIn() {
+// roleText says what the token may do, from GET /v1/whoami.
+function roleText(who) {
+  if (who.role === "agent") return "Agent token of " + who.agent + ": sees its own calls, cannot answer";
+  const where = who.workspaces && who.workspaces.length ? " for " + who.workspaces.join(", ") : "";
+  return (who.role === "operator" ? "Operator" : "Person") + " token" + where;
+}
+
+async function loggedIn() {
+  let who = null;
+  try {
+    who = await call("GET", "/v1/whoami");
+  } catch (e) {
+    if (e.status === 401) {
+      loggedOut("The daemon refused the token. Paste a valid one.");
+      return;
+    }
+  }
+  $("role").textContent = who ? roleText(who) : "";
+  $("role").hidden = !who;
+  const person = !who || who.answers;
+  $("tab-audit").hidden = !person;
   $("login-view").hidden = true;
   $("login-error").textContent = "";
   $("nav").hidden = false;
@@ -63,6 +84,7 @@ function loggedIn() {
   audit.clear();
   approvals = new ApprovalList($("approvals"), {
     notice,
+    canAnswer: person,
     onUnauthorized: unauthorized,
     onCount: (n) => {
       $("pending-count").textContent = n ? "(" + n + ")" : "";
@@ -75,8 +97,17 @@ function loggedIn() {
   // the stream was down is missed even if the daemon forgot old events.
   stopStream = streamEvents({
     onOpen: () => approvals && approvals.refresh(),
+    // An event carries its approval as it is now: the page applies that
+    // one, never re-fetching the list.
     onEvent: (ev) => {
-      if (["opened", "answered", "expired"].includes(ev.event) && approvals) approvals.refresh();
+      if (!["opened", "answered", "expired"].includes(ev.event) || !approvals) return;
+      let a = null;
+      try {
+        a = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      approvals.apply(a);
     },
     onState: setLive,
     onUnauthorized: unauthorized,
