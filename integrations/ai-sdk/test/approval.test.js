@@ -44,7 +44,7 @@ describe('airlockToolApproval with the ai package and a real airlock daemon', { 
       url: daemon.url,
       token: daemon.token,
       workspace: daemon.workspace,
-      agent: 'ai-tool-approval',
+      agent: daemon.agent,
       session: `approval-${randomUUID()}`,
       timeoutMs: 30_000,
       ...extra,

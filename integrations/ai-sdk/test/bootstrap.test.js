@@ -159,7 +159,7 @@ for (const version of VERSIONS) {
     before(async () => {
       daemon = await startDaemon();
       writeFileSync(join(daemon.workspace, 'notes.txt'), 'notes\n');
-      b = await bootstrapped(version, { url: daemon.url, token: daemon.token, workspace: daemon.workspace, agent: 'harness-hook', timeoutMs: 4000 });
+      b = await bootstrapped(version, { url: daemon.url, token: daemon.token, workspace: daemon.workspace, agent: daemon.agent, timeoutMs: 4000 });
     });
     after(async () => {
       b?.cleanup();
@@ -194,7 +194,7 @@ for (const version of VERSIONS) {
 
     test('the daemon recorded the calls as the workspace paths, with the agent', async () => {
       const { events } = await daemon.api('/v1/audit?limit=100');
-      const reads = events.filter(e => e.tool === 'Read' && e.detail?.identity?.agent === 'harness-hook');
+      const reads = events.filter(e => e.tool === 'Read' && e.detail?.identity?.agent === daemon.agent);
       assert.ok(reads.length > 0, `no Read from the hook in ${JSON.stringify(events.slice(0, 3))}`);
       assert.ok(JSON.stringify(reads).includes(join(daemon.workspace, 'notes.txt')), JSON.stringify(reads));
       assert.ok(!JSON.stringify(reads).includes(b.workDir), 'the sandbox path reached the daemon unmapped');

@@ -51,7 +51,8 @@ export async function startDaemon() {
   }
   // The agent's token decides (as the agent the tests name); the person's
   // answers, as on the web page.
-  const token = await createToken('--role', 'agent', '--agent', 'ai-sdk-test', '--workspace', workspace);
+  const agent = 'ai-sdk-test';
+  const token = await createToken('--role', 'agent', '--agent', agent, '--workspace', workspace);
   const personToken = await createToken('--role', 'person');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -109,6 +110,8 @@ export async function startDaemon() {
   return {
     url,
     token,
+    // The agent the token belongs to: a call naming another is refused.
+    agent,
     personToken,
     workspace,
     api,
