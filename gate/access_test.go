@@ -50,7 +50,7 @@ func (d testDirs) profile(tb testing.TB, autoAllow bool) *profile.Profile {
 	tb.Helper()
 	spec := profile.Preset("workspace")
 	spec.Workspace = d.ws
-	spec.AutoAllowInSandbox = autoAllow
+	spec.AutoAllowInSandbox = &autoAllow
 	p, err := profile.New(spec)
 	if err != nil {
 		tb.Fatal(err)

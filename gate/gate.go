@@ -59,6 +59,10 @@ type Evaluator struct {
 	Preparers tool.Preparers
 	// Now is the clock for rule expiry; nil means time.Now.
 	Now func() time.Time
+	// Sandbox, when set, is the sandbox the commands of some calls run
+	// in, under Profile; the gate leaves to it what it enforces. Nil
+	// means no call runs confined.
+	Sandbox *Confinement
 
 	mu      sync.Mutex
 	learned atomic.Pointer[rules.Set] // rules saved by "always" answers
@@ -81,10 +85,15 @@ func (e *Evaluator) fingerprint() string {
 // match returns the strongest rule of effect matching r, in the loaded
 // rules or the rules learned from answers.
 func (e *Evaluator) match(effect rules.Effect, r tool.Requirement, now time.Time) *rules.Rule {
-	if rule := e.Rules.Match(effect, r, now); rule != nil {
+	return e.matchUnless(effect, r, now, nil)
+}
+
+// matchUnless is match passing over the rules skip reports.
+func (e *Evaluator) matchUnless(effect rules.Effect, r tool.Requirement, now time.Time, skip func(*rules.Rule) bool) *rules.Rule {
+	if rule := e.Rules.MatchUnless(effect, r, now, skip); rule != nil {
 		return rule
 	}
-	return e.learned.Load().Match(effect, r, now)
+	return e.learned.Load().MatchUnless(effect, r, now, skip)
 }
 
 // namedPaths is what the gate asks a profile about a path's other names
@@ -94,8 +103,9 @@ type namedPaths interface {
 	IsProtected(path string) bool
 }
 
-// access is step 1 for one requirement.
-func (e *Evaluator) access(r tool.Requirement) profile.Access {
+// access is step 1 for one requirement; confined says the call runs in
+// the sandbox of e.Sandbox.
+func (e *Evaluator) access(r tool.Requirement, confined bool) profile.Access {
 	if r.Unresolved {
 		// The profile cannot judge a path nobody knows yet.
 		return profile.AccessGated
@@ -103,6 +113,16 @@ func (e *Evaluator) access(r tool.Requirement) profile.Access {
 	a := profile.AccessGated
 	if e.Profile != nil {
 		a = e.Profile.Access(r.Kind, r.Target)
+	}
+	if confined && a == profile.AccessGated && r.Kind == tool.KindCommandExecute {
+		// Where every command runs in the sandbox, one no rule
+		// mentions needs no prompt, unless the profile turns
+		// auto_allow_in_sandbox off; deny and ask rules still apply.
+		if aa, ok := e.Profile.(interface{ AutoAllowInSandbox() (bool, bool) }); ok {
+			if _, set := aa.AutoAllowInSandbox(); !set {
+				a = profile.AccessAllow
+			}
+		}
 	}
 	// The names the call used hold the profile's deny entries and
 	// protected paths too: .git/hooks as a symlink to a plain directory
@@ -169,9 +189,10 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 		}
 	}
 	// 1. The profile.
+	confined := e.Sandbox.runs(call.Tool)
 	access := make([]profile.Access, len(reqs))
 	for i, r := range reqs {
-		access[i] = e.access(r)
+		access[i] = e.access(r, confined)
 		if access[i] == profile.AccessAllow && r.Tree && r.Kind == tool.KindFilesystemWrite {
 			// A write of a whole tree changes the protected paths in it.
 			if pp, ok := e.Profile.(interface{ ProtectedBeneath(string) bool }); ok && pp.ProtectedBeneath(r.Target) {
@@ -186,8 +207,10 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 		}
 	}
 	// A read of a whole tree sees what the profile's deny entries hide
-	// beneath it; outside the sandbox (Grep, Glob) nothing else hides it.
-	if tp, ok := e.Profile.(interface{ DeniedBeneath(string) string }); ok {
+	// beneath it; outside the sandbox (Claude Code's own Grep, Glob)
+	// nothing else hides it. Inside, the masks hide those files, files
+	// created there later included, so the read shows the rest.
+	if tp, ok := e.Profile.(interface{ DeniedBeneath(string) string }); ok && !confined {
 		for i, r := range reqs {
 			if !r.Tree || r.Kind != tool.KindFilesystemRead || r.Unresolved {
 				continue
@@ -198,9 +221,15 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 			}
 		}
 	}
-	// 2. Deny rules, in every layer, whatever the profile said.
+	// 2. Deny rules, in every layer, whatever the profile said. For a
+	// read of a whole tree that runs confined, a rule about what lies
+	// beneath it that the sandbox masks is the sandbox's to enforce.
 	for i, r := range reqs {
-		if rule := e.match(rules.Deny, r, now); rule != nil {
+		var skip func(*rules.Rule) bool
+		if confined && r.Tree && r.Kind == tool.KindFilesystemRead {
+			skip = func(rule *rules.Rule) bool { return e.Sandbox.masks(rule) && treeOnly(rule, r) }
+		}
+		if rule := e.matchUnless(rules.Deny, r, now, skip); rule != nil {
 			reason := rule.Reason
 			if reason == "" {
 				reason = fmt.Sprintf("denied by rule %s (%s layer)", rule.Match, rule.Layer)

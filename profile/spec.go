@@ -23,9 +23,13 @@ type Spec struct {
 	ForceWorkspace bool `toml:"-" json:"force_workspace,omitempty"`
 	// ReadOnlyWorkspace makes the workspace readable but not writable.
 	ReadOnlyWorkspace bool `toml:"read_only_workspace" json:"read_only_workspace,omitempty"`
-	// AutoAllowInSandbox makes the gate allow commands that will run inside
-	// the sandbox without asking (the sandbox confines them).
-	AutoAllowInSandbox bool `toml:"auto_allow_in_sandbox" json:"auto_allow_in_sandbox,omitempty"`
+	// AutoAllowInSandbox says whether the gate allows, without asking, a
+	// command no rule mentions when it will run inside the sandbox (the
+	// sandbox confines it). Nil leaves it to the surface: where every
+	// command runs in the sandbox (airlock mcp serve, the Claude Code
+	// hook's sandboxed Bash) it is on; elsewhere off. A pointer, so that a
+	// layer's explicit false overrides a true beneath it.
+	AutoAllowInSandbox *bool `toml:"auto_allow_in_sandbox" json:"auto_allow_in_sandbox,omitempty"`
 
 	Filesystem FilesystemSpec `toml:"filesystem" json:"filesystem"`
 	Env        EnvSpec        `toml:"env" json:"env"`
@@ -165,7 +169,10 @@ func Merge(base, o Spec) Spec {
 	}
 	out.ReadOnlyWorkspace = out.ReadOnlyWorkspace || o.ReadOnlyWorkspace
 	out.ForceWorkspace = out.ForceWorkspace || o.ForceWorkspace
-	out.AutoAllowInSandbox = out.AutoAllowInSandbox || o.AutoAllowInSandbox
+	if o.AutoAllowInSandbox != nil {
+		v := *o.AutoAllowInSandbox
+		out.AutoAllowInSandbox = &v
+	}
 	out.Filesystem.Read = append(out.Filesystem.Read, o.Filesystem.Read...)
 	out.Filesystem.Write = append(out.Filesystem.Write, o.Filesystem.Write...)
 	out.Filesystem.Deny = append(out.Filesystem.Deny, o.Filesystem.Deny...)
@@ -230,5 +237,9 @@ func (s Spec) clone() Spec {
 	}
 	out.Network.Allow = append([]string(nil), s.Network.Allow...)
 	out.Require = append([]string(nil), s.Require...)
+	if s.AutoAllowInSandbox != nil {
+		v := *s.AutoAllowInSandbox
+		out.AutoAllowInSandbox = &v
+	}
 	return out
 }
