@@ -96,6 +96,18 @@ func (e *Evaluator) matchUnless(effect rules.Effect, r tool.Requirement, now tim
 	return e.learned.Load().MatchUnless(effect, r, now, skip)
 }
 
+// autoAllows reports whether the profile lets a confined call's commands
+// run without a prompt: auto_allow_in_sandbox on, or not set at all (a
+// profile that sets it to false asks for everything).
+func (e *Evaluator) autoAllows() bool {
+	aa, ok := e.Profile.(interface{ AutoAllowInSandbox() (on, set bool) })
+	if !ok {
+		return false
+	}
+	on, set := aa.AutoAllowInSandbox()
+	return on || !set
+}
+
 // namedPaths is what the gate asks a profile about a path's other names
 // (*profile.Profile has it).
 type namedPaths interface {
@@ -103,10 +115,15 @@ type namedPaths interface {
 	IsProtected(path string) bool
 }
 
-// access is step 1 for one requirement; confined says the call runs in
-// the sandbox of e.Sandbox.
-func (e *Evaluator) access(r tool.Requirement, confined bool) profile.Access {
+// access is step 1 for one requirement; auto says the call runs in the
+// sandbox of e.Sandbox with auto_allow_in_sandbox on (autoAllows).
+func (e *Evaluator) access(r tool.Requirement, auto bool) profile.Access {
 	if r.Unresolved {
+		if auto && r.Kind == tool.KindFilesystemRead {
+			// What the path turns out to be when the shell runs, the
+			// sandbox's read boundary and masks judge.
+			return profile.AccessAllow
+		}
 		// The profile cannot judge a path nobody knows yet.
 		return profile.AccessGated
 	}
@@ -114,15 +131,10 @@ func (e *Evaluator) access(r tool.Requirement, confined bool) profile.Access {
 	if e.Profile != nil {
 		a = e.Profile.Access(r.Kind, r.Target)
 	}
-	if confined && a == profile.AccessGated && r.Kind == tool.KindCommandExecute {
+	if auto && a == profile.AccessGated && r.Kind == tool.KindCommandExecute {
 		// Where every command runs in the sandbox, one no rule
-		// mentions needs no prompt, unless the profile turns
-		// auto_allow_in_sandbox off; deny and ask rules still apply.
-		if aa, ok := e.Profile.(interface{ AutoAllowInSandbox() (bool, bool) }); ok {
-			if _, set := aa.AutoAllowInSandbox(); !set {
-				a = profile.AccessAllow
-			}
-		}
+		// mentions needs no prompt; deny and ask rules still apply.
+		a = profile.AccessAllow
 	}
 	// The names the call used hold the profile's deny entries and
 	// protected paths too: .git/hooks as a symlink to a plain directory
@@ -190,9 +202,10 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 	}
 	// 1. The profile.
 	confined := e.Sandbox.runs(call.Tool)
+	auto := confined && e.autoAllows()
 	access := make([]profile.Access, len(reqs))
 	for i, r := range reqs {
-		access[i] = e.access(r, confined)
+		access[i] = e.access(r, auto)
 		if access[i] == profile.AccessAllow && r.Tree && r.Kind == tool.KindFilesystemWrite {
 			// A write of a whole tree changes the protected paths in it.
 			if pp, ok := e.Profile.(interface{ ProtectedBeneath(string) bool }); ok && pp.ProtectedBeneath(r.Target) {
@@ -222,12 +235,16 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 		}
 	}
 	// 2. Deny rules, in every layer, whatever the profile said. For a
-	// read of a whole tree that runs confined, a rule about what lies
-	// beneath it that the sandbox masks is the sandbox's to enforce.
+	// read that runs confined, of a whole tree or of a path only the
+	// running shell knows, a rule about what lies beneath the tree (or
+	// what the path may be) that the sandbox masks is the sandbox's to
+	// enforce: the read shows the rest, never the masked files.
 	for i, r := range reqs {
 		var skip func(*rules.Rule) bool
-		if confined && r.Tree && r.Kind == tool.KindFilesystemRead {
-			skip = func(rule *rules.Rule) bool { return e.Sandbox.masks(rule) && treeOnly(rule, r) }
+		if confined && r.Kind == tool.KindFilesystemRead && (r.Tree || r.Unresolved) {
+			skip = func(rule *rules.Rule) bool {
+				return e.Sandbox.masks(rule) && (r.Unresolved || treeOnly(rule, r))
+			}
 		}
 		if rule := e.matchUnless(rules.Deny, r, now, skip); rule != nil {
 			reason := rule.Reason
