@@ -58,8 +58,8 @@ type gatekeeper struct {
 	// server's: all of them; the proxy's: none, its server's tools are
 	// not commands of ours).
 	confined []string
-	mu      sync.Mutex
-	pending map[string]pendingAsk
+	mu       sync.Mutex
+	pending  map[string]pendingAsk
 }
 
 type pendingAsk struct {
