@@ -35,6 +35,10 @@ type Spec struct {
 	// ("syscall-filter", ...). A host that cannot give one makes sandbox
 	// construction fail before anything runs.
 	Require []string `toml:"require" json:"require,omitempty"`
+	// Enforced lists how each deny rule of the workspace is enforced
+	// (package workspace fills it with the fields it compiles from the
+	// rules). It is informational but fingerprinted; a file cannot set it.
+	Enforced []RuleEnforcement `toml:"-" json:"enforced,omitempty"`
 }
 
 // FilesystemSpec lists paths. Every path is absolute after New ("~/" is
@@ -210,6 +214,7 @@ func Merge(base, o Spec) Spec {
 		b.MaxWrite = o.Budgets.MaxWrite
 	}
 	out.Require = append(out.Require, o.Require...)
+	out.Enforced = append(out.Enforced, o.Enforced...)
 	return out
 }
 
@@ -230,5 +235,6 @@ func (s Spec) clone() Spec {
 	}
 	out.Network.Allow = append([]string(nil), s.Network.Allow...)
 	out.Require = append([]string(nil), s.Require...)
+	out.Enforced = append([]RuleEnforcement(nil), s.Enforced...)
 	return out
 }
