@@ -123,3 +123,119 @@ python3 -c 'print(open("sub/.env").read())'`)}
 	}
 	requireNotIn(t, o, secret)
 }
+
+// deny Edit(./.github/workflows/**): a Python one-liner rewrites the
+// workflow, another makes a new one, a third renames a file onto it; the
+// evidence is the host's files.
+func TestAttackRuleEdit(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	mark := sandboxtest.Marker(t, "workflow")
+	probes := []struct {
+		name string
+		args []string
+		file string // the host file that must keep its state
+	}{
+		{"rewrite", sandboxtest.Py(`open(".github/workflows/x.yml", "w").write("run: " + __import__("sys").argv[1])`, mark), "x.yml"},
+		{"create", sandboxtest.Py(`open(".github/workflows/new.yml", "w").write(__import__("sys").argv[1])`, mark), "new.yml"},
+		{"rename-onto", sandboxtest.Py(`import os, sys
+open("tmp.yml", "w").write(sys.argv[1])
+os.replace("tmp.yml", ".github/workflows/x.yml")`, mark), "x.yml"},
+		{"shell-create", sandboxtest.Sh(`echo "$1" > .github/workflows/sh.yml`, mark), "sh.yml"},
+	}
+	setup := func(t *testing.T) string {
+		ws := sandboxtest.Workspace(t)
+		must(t, os.MkdirAll(filepath.Join(ws, ".github", "workflows"), 0o755))
+		must(t, os.WriteFile(filepath.Join(ws, ".github", "workflows", "x.yml"), []byte("run: ok\n"), 0o644))
+		return ws
+	}
+	for _, pr := range probes {
+		t.Run(pr.name, func(t *testing.T) {
+			p := sandboxtest.Probe{Args: pr.args}
+			ws := setup(t)
+			file := filepath.Join(ws, ".github", "workflows", pr.file)
+			before := sandboxtest.FileState(file)
+			o := sandboxtest.New(t, "workspace", ws, nil).Run(t, p)
+			if o.ExitCode != 0 || sandboxtest.FileState(file) == before {
+				t.Fatalf("positive control failed: without the rule the sandboxed probe did not change %s\n%s", file, o)
+			}
+
+			ws = setup(t)
+			file = filepath.Join(ws, ".github", "workflows", pr.file)
+			before = sandboxtest.FileState(file)
+			o = sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Edit(./.github/workflows/**)")).Run(t, p)
+			if got := sandboxtest.FileState(file); got != before {
+				t.Errorf("ATTACK SUCCEEDED: %s changed (%s → %s)\n%s", file, before, got, o)
+			}
+			if o.ExitCode == 0 {
+				t.Errorf("the write was not refused\n%s", o)
+			}
+		})
+	}
+}
+
+// deny Edit(./.github/workflows/**) where the directory does not exist
+// yet: making it and a workflow in it is refused (a read-only placeholder
+// for .github when that is absent too; the create guard beneath an
+// existing .github).
+func TestAttackRuleEditAbsent(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	mark := sandboxtest.Marker(t, "workflow")
+	p := sandboxtest.Probe{Args: sandboxtest.Py(`import os, sys
+os.makedirs(".github/workflows", exist_ok=True)
+open(".github/workflows/new.yml", "w").write(sys.argv[1])`, mark)}
+	for _, github := range []bool{false, true} {
+		name := map[bool]string{false: "no-github", true: "github"}[github]
+		t.Run(name, func(t *testing.T) {
+			setup := func() string {
+				ws := sandboxtest.Workspace(t)
+				if github {
+					must(t, os.Mkdir(filepath.Join(ws, ".github"), 0o755))
+				}
+				return ws
+			}
+			ws := setup()
+			requireControl(t, sandboxtest.New(t, "workspace", ws, nil).Host(t, p), "")
+			ws = setup()
+			if o := sandboxtest.New(t, "workspace", ws, nil).Run(t, p); o.ExitCode != 0 || !sandboxtest.Exists(filepath.Join(ws, ".github/workflows/new.yml")) {
+				t.Fatalf("positive control failed: without the rule the sandbox did not make the workflow\n%s", o)
+			}
+			ws = setup()
+			sb := sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Edit(./.github/workflows/**)"))
+			o := sb.Run(t, p)
+			if sandboxtest.Exists(filepath.Join(ws, ".github/workflows/new.yml")) {
+				t.Errorf("ATTACK SUCCEEDED: .github/workflows/new.yml is on the host after the run\n%s", o)
+			}
+			if o.ExitCode == 0 && !sb.Degraded(profile.ProtectedPaths) {
+				t.Errorf("the Report says protected-paths is enforced, yet the run made the workflow without an error\n%s", o)
+			}
+		})
+	}
+}
+
+// deny Edit(.env) is about .env at any depth: an existing one stays
+// read-only, and one made during the run does not stay at its name.
+func TestAttackRuleEditAnyDepth(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	mark := sandboxtest.Marker(t, "env")
+	p := sandboxtest.Probe{Args: sandboxtest.Sh(`echo "$1" > sub/.env; mkdir -p other && echo "$1" > other/.env; echo done`, mark)}
+	setup := func() string {
+		ws := sandboxtest.Workspace(t)
+		must(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
+		must(t, os.WriteFile(filepath.Join(ws, "sub", ".env"), []byte("KEY=1\n"), 0o644))
+		return ws
+	}
+	ws := setup()
+	if o := sandboxtest.New(t, "workspace", ws, nil).Run(t, p); sandboxtest.FileState(filepath.Join(ws, "sub/.env")) == sandboxtest.FileState(filepath.Join(setup(), "sub/.env")) ||
+		!sandboxtest.Exists(filepath.Join(ws, "other/.env")) {
+		t.Fatalf("positive control failed: without the rule the sandbox did not write both files\n%s", o)
+	}
+	ws = setup()
+	before := sandboxtest.FileState(filepath.Join(ws, "sub/.env"))
+	o := sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Edit(.env)")).Run(t, p)
+	if got := sandboxtest.FileState(filepath.Join(ws, "sub/.env")); got != before {
+		t.Errorf("ATTACK SUCCEEDED: sub/.env changed\n%s", o)
+	}
+	if sandboxtest.Exists(filepath.Join(ws, "other/.env")) {
+		t.Errorf("ATTACK SUCCEEDED: other/.env, made during the run, is still at its name\n%s", o)
+	}
+}

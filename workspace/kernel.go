@@ -147,7 +147,7 @@ func (c *compiler) write(p *rules.Pattern, e *Enforcement) {
 		gateOnly(e, "the pattern has too many \"**\" inside path names to write as protected paths")
 		return
 	}
-	var rels, outside, other []string
+	var rels, wild, outside []string
 	for _, g := range globs {
 		rel, in := c.relative(g)
 		// A protected directory is read-only with all it holds.
@@ -155,29 +155,28 @@ func (c *compiler) write(p *rules.Pattern, e *Enforcement) {
 		switch {
 		case !in:
 			outside = append(outside, g)
-		case strings.ContainsAny(rel, `*?[\`):
-			other = append(other, g)
+		case strings.ContainsAny(rel, "*?["):
+			wild = append(wild, rel)
 		default:
 			rels = append(rels, rel)
 		}
 	}
-	if len(rels) == 0 && len(other) > 0 {
-		gateOnly(e, "wildcards in a protected path ("+strings.Join(other, ", ")+") are not compiled yet")
-		return
-	}
 	c.out.Filesystem.Protected = append(c.out.Filesystem.Protected, rels...)
-	var mech []string
+	c.out.Filesystem.Protected = append(c.out.Filesystem.Protected, wild...)
+	var mech, notes []string
 	if len(rels) > 0 {
-		mech = append(mech, "filesystem.protected "+strings.Join(rels, ", ")+": read-only mounts; absent names refused by placeholders and the create guard (the Report's protected-paths line)")
+		mech = append(mech, "filesystem.protected "+strings.Join(rels, ", ")+": read-only mounts; absent names held by read-only placeholders (top level) and refused by the create guard (the Report's protected-paths line)")
+	}
+	if len(wild) > 0 {
+		mech = append(mech, "filesystem.protected "+strings.Join(wild, ", ")+": what matches at the start is read-only")
+		notes = append(notes, "a new file at a name matching "+strings.Join(wild, ", ")+" can be made during the run; the end-of-run check moves it aside")
 	}
 	if len(outside) > 0 {
 		mech = append(mech, "outside the workspace ("+strings.Join(outside, ", ")+"): read-only in the sandbox unless a write path of the profile covers it")
 	}
 	e.Kernel = true
 	e.Mechanism = strings.Join(mech, "; ")
-	if len(other) > 0 {
-		e.Note = "gate only for " + strings.Join(other, ", ")
-	}
+	e.Note = strings.Join(notes, "; ")
 }
 
 // relative returns g relative to the workspace, when it lies inside it.

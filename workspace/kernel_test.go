@@ -54,6 +54,8 @@ func TestKernelRules(t *testing.T) {
 		{rule: "Grep(./src/**)", note: "Grep tool only"},
 		{rule: "Edit(./.github/workflows/**)", kernel: true, protected: []string{".github/workflows"}},
 		{rule: "Write(./Makefile)", kernel: true, protected: []string{"Makefile"}},
+		{rule: "Edit(.env)", kernel: true, protected: []string{"**/.env"}, note: "moves it aside"},
+		{rule: "Edit(./ci/*.yml)", kernel: true, protected: []string{"ci/*.yml"}, note: "moves it aside"},
 		{rule: "Edit(//etc/passwd)", kernel: true, note: "outside the workspace"},
 		{rule: "Edit", kernel: true, note: "read-only workspace"},
 		{rule: "Net", kernel: true, note: "network none"},
