@@ -91,6 +91,13 @@ type NetworkSpec struct {
 	// reachable, in the same forms. New writes each entry in one
 	// spelling: "/tcp" is dropped, "/UDP" becomes "/udp".
 	Allow []string `toml:"allow" json:"allow,omitempty"`
+	// Deny lists host[:port] entries the egress layer refuses in every
+	// mode, before Allow is looked at: DNS names (the DNS server does not
+	// answer a name denied on every port), "*.suffix" wildcards and IP
+	// literals. No port means every port; an entry covers TCP and UDP.
+	// Package workspace fills it from a workspace's Net and WebFetch
+	// deny rules.
+	Deny []string `toml:"deny" json:"deny,omitempty"`
 }
 
 // Protocols of a network.allow entry.
@@ -191,6 +198,9 @@ func Merge(base, o Spec) Spec {
 		out.Network.Allow = nil
 	}
 	out.Network.Allow = append(out.Network.Allow, o.Network.Allow...)
+	// Deny entries hold in every mode, so a layer that changes the mode
+	// keeps them.
+	out.Network.Deny = append(out.Network.Deny, o.Network.Deny...)
 	b := &out.Budgets
 	if o.Budgets.Memory != 0 {
 		b.Memory = o.Budgets.Memory
@@ -234,6 +244,7 @@ func (s Spec) clone() Spec {
 		}
 	}
 	out.Network.Allow = append([]string(nil), s.Network.Allow...)
+	out.Network.Deny = append([]string(nil), s.Network.Deny...)
 	out.Require = append([]string(nil), s.Require...)
 	out.Enforced = append([]RuleEnforcement(nil), s.Enforced...)
 	return out

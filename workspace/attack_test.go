@@ -23,7 +23,14 @@ import (
 // TestAttacksUnprivileged re-runs the TestAttack* tests of this package
 // as uid 65534.
 func TestAttacksUnprivileged(t *testing.T) {
-	sandboxtest.RerunAsNobody(t, "^TestAttack")
+	if sandboxtest.Unprivileged() {
+		t.Skip("already unprivileged")
+	}
+	var env []string
+	if _, err := os.Stat("/dev/net/tun"); err == nil {
+		env = append(env, newNetTarget(t).env())
+	}
+	sandboxtest.RerunAsNobody(t, "^TestAttack", env...)
 }
 
 // withRules returns a spec edit that merges the kernel overlay of the

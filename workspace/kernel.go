@@ -1,10 +1,12 @@
 package workspace
 
 import (
+	"net"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/airlockhq/airlock/egress"
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/tool"
@@ -189,7 +191,8 @@ func (c *compiler) relative(g string) (string, bool) {
 	return "", false
 }
 
-// network: see network.go.
+// network: host rules become the egress layer's deny list; a bare Net
+// deny is no network at all.
 func (c *compiler) network(p *rules.Pattern, e *Enforcement) {
 	switch {
 	case p.OnlyTool != "":
@@ -201,7 +204,32 @@ func (c *compiler) network(p *rules.Pattern, e *Enforcement) {
 		e.Mechanism = "network none: a network namespace with loopback only"
 		return
 	}
-	gateOnly(e, "host rules are not compiled into the egress layer yet")
+	host, port, ok := p.Host()
+	if !ok {
+		gateOnly(e, "the pattern names no host")
+		return
+	}
+	entry := host
+	if port != "" {
+		entry = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		entry = "[" + host + "]"
+	}
+	r, err := egress.ParseDeny(entry)
+	if err != nil {
+		gateOnly(e, "the egress layer cannot hold it: "+err.Error())
+		return
+	}
+	c.out.Network.Deny = append(c.out.Network.Deny, entry)
+	e.Kernel = true
+	e.Mechanism = "network.deny " + entry + ": refused by the egress gateway before the allowlist, with network allow or all (network none reaches nothing)"
+	if r.Name != "" {
+		e.Note = "a name is refused for the addresses the gateway's DNS answered it with"
+		if port == "" {
+			e.Note += " (and is not answered)"
+		}
+		e.Note += "; with network all, a connection to its address learnt elsewhere is not tied to the name"
+	}
 }
 
 // command: see command.go.

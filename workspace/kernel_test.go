@@ -39,6 +39,7 @@ func TestKernelRules(t *testing.T) {
 		kernel    bool
 		deny      []string // overlay filesystem.deny
 		protected []string // overlay filesystem.protected
+		netDeny   []string // overlay network.deny
 		note      string   // part of the mechanism or note
 	}{
 		{rule: "Read(./.env)", kernel: true, deny: []string{ws + "/.env"}},
@@ -59,6 +60,12 @@ func TestKernelRules(t *testing.T) {
 		{rule: "Edit(//etc/passwd)", kernel: true, note: "outside the workspace"},
 		{rule: "Edit", kernel: true, note: "read-only workspace"},
 		{rule: "Net", kernel: true, note: "network none"},
+		{rule: "Net(127.0.0.1:8080)", kernel: true, netDeny: []string{"127.0.0.1:8080"}},
+		{rule: "Net([2001:db8::1]:443)", kernel: true, netDeny: []string{"[2001:db8::1]:443"}},
+		{rule: "Net(2001:db8::2)", kernel: true, netDeny: []string{"[2001:db8::2]"}},
+		{rule: "Net(*.evil.example:443)", kernel: true, netDeny: []string{"*.evil.example:443"}, note: "learnt elsewhere"},
+		{rule: "WebFetch(domain:evil.example)", kernel: true, netDeny: []string{"evil.example"}, note: "not answered"},
+		{rule: "Net(*.com)", note: "cannot hold"},
 		{rule: "WebFetch", note: "WebFetch tool only"},
 		{rule: "Bash", note: "refuses each"},
 		{rule: "mcp__github__create_issue", note: "tool calls"},
@@ -84,6 +91,9 @@ func TestKernelRules(t *testing.T) {
 			}
 			if !slices.Equal(overlay.Filesystem.Protected, tt.protected) {
 				t.Errorf("filesystem.protected %q, want %q", overlay.Filesystem.Protected, tt.protected)
+			}
+			if !slices.Equal(overlay.Network.Deny, tt.netDeny) {
+				t.Errorf("network.deny %q, want %q", overlay.Network.Deny, tt.netDeny)
 			}
 			if !slices.Equal(overlay.Enforced, report) {
 				t.Errorf("overlay.Enforced %+v, want the report", overlay.Enforced)

@@ -13,11 +13,10 @@ import (
 // RerunAsNobody re-runs the tests of the current test binary that match
 // run as uid 65534: the binary is copied where that user can execute it
 // and started under setpriv, with HOME and TMPDIR in a directory that
-// user owns. It fails t when the unprivileged run fails or passes no
-// test, and skips when already unprivileged or without setpriv. Tests
-// that need what only root can make (EnvHostAddr, EnvSetuidBinary) have
-// their own re-run in package sandbox.
-func RerunAsNobody(t *testing.T, run string) {
+// user owns, and env added to its environment (what the root parent made
+// for it, such as a listener's address). It fails t when the unprivileged run fails or passes no
+// test, and skips when already unprivileged or without setpriv.
+func RerunAsNobody(t *testing.T, run string, env ...string) {
 	t.Helper()
 	if Unprivileged() {
 		t.Skip("already unprivileged: this test re-runs the suite as uid 65534 from a root run")
@@ -52,7 +51,7 @@ func RerunAsNobody(t *testing.T, run string) {
 	cmd := exec.Command(setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups", "--",
 		test, "-test.run", run, "-test.v", "-test.count=1", "-test.timeout=15m")
 	cmd.Dir = tmp
-	cmd.Env = []string{"PATH=" + SystemPath, "HOME=" + home, "TMPDIR=" + tmp, "LANG=C.UTF-8", EnvAsNobody + "=1"}
+	cmd.Env = append([]string{"PATH=" + SystemPath, "HOME=" + home, "TMPDIR=" + tmp, "LANG=C.UTF-8", EnvAsNobody + "=1"}, env...)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s as uid 65534:\n%s", run, out)
 	if err != nil {
