@@ -61,7 +61,9 @@ func newNetTarget(t *testing.T) netTarget {
 	return nt
 }
 
-func (nt netTarget) env() string { return fmt.Sprintf("%s=%s %d %s", envNetTarget, nt.addr, nt.port, nt.banner) }
+func (nt netTarget) env() string {
+	return fmt.Sprintf("%s=%s %d %s", envNetTarget, nt.addr, nt.port, nt.banner)
+}
 
 func (nt netTarget) hostPort() string { return net.JoinHostPort(nt.addr, strconv.Itoa(nt.port)) }
 
