@@ -214,8 +214,28 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 		}
 		steps[i].Access = access[i].String()
 	}
+	// ruleDeny is the denial a deny rule gives r.
+	ruleDeny := func(i int, r tool.Requirement, rule *rules.Rule) Decision {
+		reason := rule.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("denied by rule %s (%s layer)", rule.Match, rule.Layer)
+		}
+		if r.Tree && treeOnly(rule, r) {
+			verb := "reads"
+			if r.Kind == tool.KindFilesystemWrite {
+				verb = "changes"
+			}
+			reason += fmt.Sprintf("; the call %s everything beneath %s, where the rule applies: name a narrower path", verb, r.Target)
+		}
+		return deny(i, reason, rule.Match, string(rule.Layer), rule.Where())
+	}
 	for i, r := range reqs {
 		if access[i] == profile.AccessDeny {
+			// The workspace's deny rules are compiled into its profile
+			// (package workspace): the rule, with its reason, says why.
+			if rule := e.match(rules.Deny, r, now); rule != nil {
+				return ruleDeny(i, r, rule), nil
+			}
 			return deny(i, fmt.Sprintf("the profile does not allow %s %s", r.Kind, r.Target), "", LayerProfile, ""), nil
 		}
 	}
@@ -230,7 +250,12 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 			}
 			if g := tp.DeniedBeneath(r.Target); g != "" {
 				steps[i].Access = profile.AccessDeny.String()
-				return deny(i, fmt.Sprintf("the profile denies %s, which a read of everything beneath %s would include: name a narrower path", g, r.Target), "", LayerProfile, ""), nil
+				if rule := e.match(rules.Deny, r, now); rule != nil {
+					d := ruleDeny(i, r, rule)
+					d.Reason += e.narrower(call.Tool, call.Workspace, r.Target, now)
+					return d, nil
+				}
+				return deny(i, fmt.Sprintf("the profile denies %s, which a read of everything beneath %s would include: name a narrower path", g, r.Target)+e.narrower(call.Tool, call.Workspace, r.Target, now), "", LayerProfile, ""), nil
 			}
 		}
 	}
@@ -247,18 +272,11 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 			}
 		}
 		if rule := e.matchUnless(rules.Deny, r, now, skip); rule != nil {
-			reason := rule.Reason
-			if reason == "" {
-				reason = fmt.Sprintf("denied by rule %s (%s layer)", rule.Match, rule.Layer)
+			d := ruleDeny(i, r, rule)
+			if r.Tree && r.Kind == tool.KindFilesystemRead && treeOnly(rule, r) {
+				d.Reason += e.narrower(call.Tool, call.Workspace, r.Target, now)
 			}
-			if r.Tree && treeOnly(rule, r) {
-				verb := "reads"
-				if r.Kind == tool.KindFilesystemWrite {
-					verb = "changes"
-				}
-				reason += fmt.Sprintf("; the call %s everything beneath %s, where the rule applies: name a narrower path", verb, r.Target)
-			}
-			return deny(i, reason, rule.Match, string(rule.Layer), rule.Where()), nil
+			return d, nil
 		}
 	}
 	// 3 and 4. Ask rules, then allow rules.
