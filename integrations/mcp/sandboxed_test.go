@@ -142,3 +142,38 @@ func writeHostFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A Read deny rule holds inside the sandbox mcp serve runs commands in:
+// an interpreter the gate cannot see into (allowed, as a command no rule
+// mentions) gets nothing of the file, and a read of the whole tree is
+// allowed and shows the rest. The positive control, without the rule,
+// prints the secret through the same call.
+func TestServeReadRuleHoldsInTheSandbox(t *testing.T) {
+	const readEnv = `/usr/bin/python3 -c 'print(open(".env").read())'`
+	if !sandboxtest.Exists("/usr/bin/python3") {
+		t.Skip("no /usr/bin/python3 on this host")
+	}
+	ws := treeWorkspace(t, "")
+	policy(t, ws, "[[rule]]\neffect = \"deny\"\nmatch = \"Read(./.env)\"\n")
+	el := &elicitor{action: "decline"}
+	cs := connectStdio(t, el, serveArgs(ws)...)
+	res := call(t, cs, "run_command", map[string]any{"command": readEnv})
+	if o := structured(t, res); o.Status == "denied" || strings.Contains(text(res)+o.Output, treeSecret) {
+		t.Errorf("python reading .env under deny Read(./.env): status %s %q", o.Status, o.Output)
+	}
+	res = call(t, cs, "run_command", map[string]any{"command": "grep -r needle ."})
+	// src/.env is not the rule's: it may show; ./.env must not.
+	if o := structured(t, res); o.Status == "denied" || !strings.Contains(o.Output, "a.js") || strings.Contains(o.Output, "./.env:needle") {
+		t.Errorf("grep -r under deny Read(./.env): status %s %q", o.Status, o.Output)
+	}
+	if len(el.asked) != 0 {
+		t.Errorf("asked: %q", el.asked)
+	}
+
+	open := treeWorkspace(t, "")
+	cs2 := connectStdio(t, &elicitor{action: "decline"}, serveArgs(open)...)
+	res = call(t, cs2, "run_command", map[string]any{"command": readEnv})
+	if o := structured(t, res); !strings.Contains(o.Output, treeSecret) {
+		t.Errorf("control: python without the rule: %q", o.Output)
+	}
+}
