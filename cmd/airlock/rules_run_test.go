@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,5 +111,40 @@ except OSError as e:
 	code, so, se = run(e.command(e.ws, "bash", "-c", rewritten), "")
 	if strings.Contains(so+se, secret) || pwned() || !strings.Contains(so, "read refused") {
 		t.Errorf("the hook's rewritten command: exit %d %q %q", code, so, se)
+	}
+}
+
+// doctor says, for each deny rule of the workspace, whether the sandbox
+// enforces it and how, or that only the gate does.
+func TestDoctorListsWorkspaceRules(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, ".airlock"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".airlock", "policy.toml"), []byte(ruleFile+"\n[[rule]]\neffect = \"deny\"\nmatch = \"mcp__github__create_issue\"\n"), 0o644))
+	var so, se strings.Builder
+	dispatch([]string{"doctor", "--json", "--workspace", ws}, &so, &se)
+	var doc struct {
+		Rules []struct {
+			Rule      string `json:"rule"`
+			Kernel    bool   `json:"kernel"`
+			Mechanism string `json:"mechanism"`
+		} `json:"workspace_rules"`
+	}
+	if err := json.Unmarshal([]byte(so.String()), &doc); err != nil {
+		t.Fatalf("%v: %s %s", err, so.String(), se.String())
+	}
+	got := map[string]bool{}
+	for _, r := range doc.Rules {
+		got[r.Rule] = r.Kernel
+	}
+	want := map[string]bool{"deny Read(./.env)": true, "deny Edit(./.github/workflows/**)": true, "deny mcp__github__create_issue": false}
+	for rule, kernel := range want {
+		if k, ok := got[rule]; !ok || k != kernel {
+			t.Errorf("%s: listed %v, kernel %v; want kernel %v (all: %+v)", rule, ok, k, kernel, doc.Rules)
+		}
+	}
+	so.Reset()
+	dispatch([]string{"doctor", "--workspace", ws}, &so, &se)
+	if !strings.Contains(so.String(), "workspace deny rules") || !strings.Contains(so.String(), "gate only") {
+		t.Errorf("doctor's text lacks the rules: %s", so.String())
 	}
 }
