@@ -38,16 +38,16 @@ func LocalDriver() Driver {
 
 type local struct {
 	cfg    Config
-	base   profile.Spec
 	python string
 	root   string // holds every scratch workspace of this provider
 	scopes *Scopes[string]
 }
 
 func openLocal(cfg Config) (Provider, error) {
-	base, err := profile.LookupPreset(cfg.Profile)
-	if err != nil {
-		if base, err = profile.LoadFile(cfg.Profile); err != nil {
+	// The profile is read again for each execution (workspace.Load);
+	// one that does not load fails the provider now.
+	if _, err := profile.LookupPreset(cfg.Profile); err != nil {
+		if _, err = profile.LoadFile(cfg.Profile); err != nil {
 			return nil, &Error{Class: ErrConfig, Sandbox: cfg.Name, Op: "profile", Msg: err.Error()}
 		}
 	}
@@ -67,7 +67,7 @@ func openLocal(cfg Config) (Provider, error) {
 	if err != nil {
 		return nil, &Error{Class: ErrUnavailable, Sandbox: cfg.Name, Op: "scratch", Msg: err.Error()}
 	}
-	l := &local{cfg: cfg, base: base, python: python, root: root}
+	l := &local{cfg: cfg, python: python, root: root}
 	l.scopes = &Scopes[string]{Max: cfg.MaxScopes,
 		Create: func(context.Context, string) (string, error) { return os.MkdirTemp(root, "scope-") },
 		// The scope's sandboxes have ended (their process trees die
