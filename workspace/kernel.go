@@ -47,6 +47,8 @@ type compiler struct {
 	ws  []string
 	now time.Time
 	out profile.Spec
+	// programs are found on first use (command.go).
+	programs *programIndex
 }
 
 func wsNames(dir string) []string {
@@ -230,13 +232,4 @@ func (c *compiler) network(p *rules.Pattern, e *Enforcement) {
 		}
 		e.Note += "; with network all, a connection to its address learnt elsewhere is not tied to the name"
 	}
-}
-
-// command: see command.go.
-func (c *compiler) command(p *rules.Pattern, e *Enforcement) {
-	if p.All() {
-		gateOnly(e, "a deny of every command leaves the sandbox nothing to run; the gate refuses each")
-		return
-	}
-	gateOnly(e, "programs are not compiled into the sandbox yet")
 }
