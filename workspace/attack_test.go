@@ -246,3 +246,26 @@ func TestAttackRuleEditAnyDepth(t *testing.T) {
 		t.Errorf("ATTACK SUCCEEDED: other/.env, made during the run, is still at its name\n%s", o)
 	}
 }
+
+// The sandbox's Report lists every deny rule with how it is enforced,
+// and two rule sets that compile alike but for one rule are different
+// profiles.
+func TestReportListsRules(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	ws := sandboxtest.Workspace(t)
+	sb := sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Read(./.env)", "Bash(git push:*)", "Edit(./ci/**)"))
+	r := sb.Executor.Report()
+	if len(r.Rules) != 3 {
+		t.Fatalf("Report.Rules %+v, want three", r.Rules)
+	}
+	text := r.String()
+	for _, want := range []string{"deny rules:", "kernel deny Read(./.env)", "gate   deny Bash(git push:*)", "kernel deny Edit(./ci/**)", "filesystem.protected ci"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the Report does not say %q:\n%s", want, text)
+		}
+	}
+	other := sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Read(./.env)", "Bash(git pull:*)", "Edit(./ci/**)"))
+	if sb.Executor.Profile().Fingerprint() == other.Executor.Profile().Fingerprint() {
+		t.Error("a different gate-only rule leaves the fingerprint unchanged")
+	}
+}
