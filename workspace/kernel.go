@@ -173,7 +173,8 @@ func (c *compiler) write(p *rules.Pattern, e *Enforcement) {
 	}
 	if len(wild) > 0 {
 		mech = append(mech, "filesystem.protected "+strings.Join(wild, ", ")+": what matches at the start is read-only")
-		notes = append(notes, "a new file at a name matching "+strings.Join(wild, ", ")+" can be made during the run; the end-of-run check moves it aside")
+		mech = append(mech, "new names matching them refused by the create guard")
+		notes = append(notes, "without the create guard (the Report's protected-paths line), or for a directory moved into place with a matching name inside, a new match stays until the end-of-run check moves it aside")
 	}
 	if len(outside) > 0 {
 		mech = append(mech, "outside the workspace ("+strings.Join(outside, ", ")+"): read-only in the sandbox unless a write path of the profile covers it")
