@@ -250,7 +250,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	}
 	add(profile.EnvScrub, Enforced, "environment built from the allowlist", "")
 	gs = append(gs, execBoundaryStatus(s, h))
-	return Report{Level: levelOf(gs), Guarantees: gs, Budgets: budgets, Silent: silentRefusals(s, h), Host: h}
+	return Report{Level: levelOf(gs), Guarantees: gs, Budgets: budgets, Silent: silentRefusals(s, h), Rules: s.Enforced, Host: h}
 }
 
 // egressMechanism is how network filtering works for every program, proxy

@@ -43,3 +43,18 @@ func globMatches(ws, rel string) []string {
 	})
 	return out
 }
+
+// guardGlobs are the protected wildcard entries the create guard refuses
+// new names at, made absolute. Those inside .git are left to the
+// end-of-run check, which tells what git makes in ordinary use (a new
+// submodule's .git/modules/NAME/hooks) from what a run plants.
+func guardGlobs(ws string, globs []string) []string {
+	var out []string
+	for _, g := range globs {
+		if g == ".git" || strings.HasPrefix(g, ".git/") {
+			continue
+		}
+		out = append(out, filepath.Join(ws, g))
+	}
+	return out
+}

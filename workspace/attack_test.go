@@ -224,7 +224,8 @@ open(".github/workflows/new.yml", "w").write(sys.argv[1])`, mark)}
 func TestAttackRuleEditAnyDepth(t *testing.T) {
 	sandboxtest.PlantSecrets(t)
 	mark := sandboxtest.Marker(t, "env")
-	p := sandboxtest.Probe{Args: sandboxtest.Sh(`echo "$1" > sub/.env; mkdir -p other && echo "$1" > other/.env; echo done`, mark)}
+	p := sandboxtest.Probe{Args: sandboxtest.Sh(`echo "$1" > sub/.env; mkdir -p other && echo "$1" > other/.env
+mkdir -p moved && echo "$1" > moved/tmp && mv moved/tmp moved/.env; echo done`, mark)}
 	setup := func() string {
 		ws := sandboxtest.Workspace(t)
 		must(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
@@ -233,16 +234,48 @@ func TestAttackRuleEditAnyDepth(t *testing.T) {
 	}
 	ws := setup()
 	if o := sandboxtest.New(t, "workspace", ws, nil).Run(t, p); sandboxtest.FileState(filepath.Join(ws, "sub/.env")) == sandboxtest.FileState(filepath.Join(setup(), "sub/.env")) ||
-		!sandboxtest.Exists(filepath.Join(ws, "other/.env")) {
+		!sandboxtest.Exists(filepath.Join(ws, "other/.env")) || !sandboxtest.Exists(filepath.Join(ws, "moved/.env")) {
 		t.Fatalf("positive control failed: without the rule the sandbox did not write both files\n%s", o)
 	}
 	ws = setup()
 	before := sandboxtest.FileState(filepath.Join(ws, "sub/.env"))
-	o := sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Edit(.env)")).Run(t, p)
+	sb := sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Edit(.env)"))
+	o := sb.Run(t, p)
 	if got := sandboxtest.FileState(filepath.Join(ws, "sub/.env")); got != before {
 		t.Errorf("ATTACK SUCCEEDED: sub/.env changed\n%s", o)
 	}
 	if sandboxtest.Exists(filepath.Join(ws, "other/.env")) {
 		t.Errorf("ATTACK SUCCEEDED: other/.env, made during the run, is still at its name\n%s", o)
+	}
+	// With the create guard the new file is refused when it is made (the
+	// command sees the error), not only moved aside at the end.
+	if sandboxtest.Exists(filepath.Join(ws, "moved/.env")) {
+		t.Errorf("ATTACK SUCCEEDED: moved/.env, renamed into place during the run, is still at its name\n%s", o)
+	}
+	if !sb.Degraded(profile.ProtectedPaths) && (!strings.Contains(o.Output(), "cannot create other/.env") || !strings.Contains(o.Output(), "cannot move")) {
+		t.Errorf("the Report says protected-paths is enforced, yet making other/.env or moving a file onto moved/.env was not refused\n%s", o)
+	}
+}
+
+// The sandbox's Report lists every deny rule with how it is enforced,
+// and two rule sets that compile alike but for one rule are different
+// profiles.
+func TestReportListsRules(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	ws := sandboxtest.Workspace(t)
+	sb := sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Read(./.env)", "Bash(git push:*)", "Edit(./ci/**)"))
+	r := sb.Executor.Report()
+	if len(r.Rules) != 3 {
+		t.Fatalf("Report.Rules %+v, want three", r.Rules)
+	}
+	text := r.String()
+	for _, want := range []string{"deny rules:", "kernel deny Read(./.env)", "gate   deny Bash(git push:*)", "kernel deny Edit(./ci/**)", "filesystem.protected ci"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the Report does not say %q:\n%s", want, text)
+		}
+	}
+	other := sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Read(./.env)", "Bash(git pull:*)", "Edit(./ci/**)"))
+	if sb.Executor.Profile().Fingerprint() == other.Executor.Profile().Fingerprint() {
+		t.Error("a different gate-only rule leaves the fingerprint unchanged")
 	}
 }

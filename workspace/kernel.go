@@ -47,6 +47,8 @@ type compiler struct {
 	ws  []string
 	now time.Time
 	out profile.Spec
+	// programs are found on first use (command.go).
+	programs *programIndex
 }
 
 func wsNames(dir string) []string {
@@ -171,7 +173,8 @@ func (c *compiler) write(p *rules.Pattern, e *Enforcement) {
 	}
 	if len(wild) > 0 {
 		mech = append(mech, "filesystem.protected "+strings.Join(wild, ", ")+": what matches at the start is read-only")
-		notes = append(notes, "a new file at a name matching "+strings.Join(wild, ", ")+" can be made during the run; the end-of-run check moves it aside")
+		mech = append(mech, "new names matching them refused by the create guard")
+		notes = append(notes, "without the create guard (the Report's protected-paths line), or for a directory moved into place with a matching name inside, a new match stays until the end-of-run check moves it aside")
 	}
 	if len(outside) > 0 {
 		mech = append(mech, "outside the workspace ("+strings.Join(outside, ", ")+"): read-only in the sandbox unless a write path of the profile covers it")
@@ -230,13 +233,4 @@ func (c *compiler) network(p *rules.Pattern, e *Enforcement) {
 		}
 		e.Note += "; with network all, a connection to its address learnt elsewhere is not tied to the name"
 	}
-}
-
-// command: see command.go.
-func (c *compiler) command(p *rules.Pattern, e *Enforcement) {
-	if p.All() {
-		gateOnly(e, "a deny of every command leaves the sandbox nothing to run; the gate refuses each")
-		return
-	}
-	gateOnly(e, "programs are not compiled into the sandbox yet")
 }

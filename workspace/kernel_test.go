@@ -55,8 +55,8 @@ func TestKernelRules(t *testing.T) {
 		{rule: "Grep(./src/**)", note: "Grep tool only"},
 		{rule: "Edit(./.github/workflows/**)", kernel: true, protected: []string{".github/workflows"}},
 		{rule: "Write(./Makefile)", kernel: true, protected: []string{"Makefile"}},
-		{rule: "Edit(.env)", kernel: true, protected: []string{"**/.env"}, note: "moves it aside"},
-		{rule: "Edit(./ci/*.yml)", kernel: true, protected: []string{"ci/*.yml"}, note: "moves it aside"},
+		{rule: "Edit(.env)", kernel: true, protected: []string{"**/.env"}, note: "refused by the create guard"},
+		{rule: "Edit(./ci/*.yml)", kernel: true, protected: []string{"ci/*.yml"}, note: "end-of-run check moves it aside"},
 		{rule: "Edit(//etc/passwd)", kernel: true, note: "outside the workspace"},
 		{rule: "Edit", kernel: true, note: "read-only workspace"},
 		{rule: "Net", kernel: true, note: "network none"},
@@ -68,6 +68,10 @@ func TestKernelRules(t *testing.T) {
 		{rule: "Net(*.com)", note: "cannot hold"},
 		{rule: "WebFetch", note: "WebFetch tool only"},
 		{rule: "Bash", note: "refuses each"},
+		{rule: "Bash(git push:*)", note: "arguments or flags of git"},
+		{rule: "Bash(rm -rf:*)", note: "arguments or flags of rm"},
+		{rule: "Bash(* --force)", note: "wildcard"},
+		{rule: "Bash(./build.sh)", note: "arguments or flags"},
 		{rule: "mcp__github__create_issue", note: "tool calls"},
 	}
 	for _, tt := range tests {
@@ -144,5 +148,54 @@ func TestKernelRulesMergeIntoProfile(t *testing.T) {
 	}
 	if len(p.Spec().Enforced) != 3 {
 		t.Errorf("enforced %+v, want three rules", p.Spec().Enforced)
+	}
+}
+
+// Bash(PROG:*) masks every name of the program's file in the program
+// directories, and the name where it is absent; a name of a multi-call
+// binary is left to the gate.
+func TestKernelRulesPrograms(t *testing.T) {
+	ws := t.TempDir()
+	bin := t.TempDir()
+	write := func(name string) string {
+		p := filepath.Join(bin, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tool := write("airlocktool-1.2")
+	if err := os.Link(tool, filepath.Join(bin, "airlocktool")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("airlocktool-1.2", filepath.Join(bin, "airlocktool1")); err != nil {
+		t.Fatal(err)
+	}
+	box := write("airlockbox")
+	for _, n := range []string{"airlockrm", "airlockls"} {
+		if err := os.Link(box, filepath.Join(bin, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := programDirs
+	programDirs = append([]string{bin}, old...)
+	t.Cleanup(func() { programDirs = old })
+
+	overlay, report := KernelRules(ruleSet(t, ws, "Bash(airlocktool1:*)"), ws)
+	for _, want := range []string{filepath.Join(bin, "airlocktool"), tool, "/usr/bin/airlocktool1"} {
+		if !slices.Contains(overlay.Filesystem.Deny, want) {
+			t.Errorf("deny %q lacks %s (%+v)", overlay.Filesystem.Deny, want, report)
+		}
+	}
+	if !report[0].Kernel {
+		t.Errorf("report %+v: want kernel", report[0])
+	}
+
+	overlay, report = KernelRules(ruleSet(t, ws, "Bash(airlockrm *)"), ws)
+	if report[0].Kernel || !strings.Contains(report[0].Note, "multi-call") || len(overlay.Filesystem.Deny) != 0 {
+		t.Errorf("a multi-call name: report %+v, deny %q; want gate only, nothing masked", report[0], overlay.Filesystem.Deny)
+	}
+	if _, report = KernelRules(ruleSet(t, ws, "Bash(rm:*)"), ws); !report[0].Kernel || !strings.Contains(report[0].Mechanism, "/usr/bin/rm") {
+		t.Errorf("Bash(rm:*): %+v, want /usr/bin/rm masked", report[0])
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/sandbox"
-	"github.com/airlockhq/airlock/workspace"
 )
 
 func runDoctor(args []string, stdout, stderr io.Writer) int {
@@ -53,11 +52,7 @@ Flags:
 			Files    []string                 `json:"profile_files"`
 			Error    string                   `json:"error,omitempty"`
 			Journals []sandbox.PendingJournal `json:"pending_journals,omitempty"`
-			// Rules says how the sandbox enforces each deny rule of
-			// the workspace, or that only the gate does.
-			Rules []workspace.Enforcement `json:"workspace_rules"`
-		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil, Files: append([]string{}, pol.ProfileFiles...), Journals: sandbox.PendingJournals(),
-			Rules: append([]workspace.Enforcement{}, pol.Enforcements()...)}
+		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil, Files: append([]string{}, pol.ProfileFiles...), Journals: sandbox.PendingJournals()}
 		for _, g := range p.Required().List() {
 			out.Required = append(out.Required, g.String())
 		}
@@ -93,22 +88,6 @@ Flags:
 		fmt.Fprintf(stdout, "profile %s (fingerprint %.12s)\n", p.Spec().Preset, p.Fingerprint())
 		fmt.Fprintf(stdout, "  files            %s\n", profileFilesLine(pol.ProfileFiles))
 		fmt.Fprint(stdout, rep.String())
-		if es := pol.Enforcements(); len(es) > 0 {
-			fmt.Fprintln(stdout, "workspace deny rules")
-			for _, e := range es {
-				how := e.Note // "gate only: why"
-				if e.Kernel {
-					how = "sandbox: " + e.Mechanism
-					if e.Note != "" {
-						how += " (" + e.Note + ")"
-					}
-				}
-				if how == "" {
-					how = "gate only"
-				}
-				fmt.Fprintf(stdout, "  %s [%s]\n    %s\n", visible.Text(e.Rule), visible.Text(e.Source), visible.Text(how))
-			}
-		}
 		for _, j := range sandbox.PendingJournals() {
 			state := "its check has not passed: look at the workspace before running git there, then run airlock there again or remove the journal"
 			if j.Running {

@@ -127,7 +127,7 @@ func TestDoctorListsWorkspaceRules(t *testing.T) {
 			Rule      string `json:"rule"`
 			Kernel    bool   `json:"kernel"`
 			Mechanism string `json:"mechanism"`
-		} `json:"workspace_rules"`
+		} `json:"rules"`
 	}
 	if err := json.Unmarshal([]byte(so.String()), &doc); err != nil {
 		t.Fatalf("%v: %s %s", err, so.String(), se.String())
