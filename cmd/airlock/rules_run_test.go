@@ -144,7 +144,7 @@ func TestDoctorListsWorkspaceRules(t *testing.T) {
 	}
 	so.Reset()
 	dispatch([]string{"doctor", "--workspace", ws}, &so, &se)
-	if !strings.Contains(so.String(), "workspace deny rules") || !strings.Contains(so.String(), "gate only") {
+	if !strings.Contains(so.String(), "deny rules:") || !strings.Contains(so.String(), "gate only") {
 		t.Errorf("doctor's text lacks the rules: %s", so.String())
 	}
 }
