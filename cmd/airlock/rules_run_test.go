@@ -148,3 +148,50 @@ func TestDoctorListsWorkspaceRules(t *testing.T) {
 		t.Errorf("doctor's text lacks the rules: %s", so.String())
 	}
 }
+
+// policy explain --sandboxed decides as a surface that runs the call in
+// the sandbox: unmentioned commands and tree reads over masked files are
+// allowed; without it, or with auto_allow_in_sandbox = false, they are
+// not.
+func TestPolicyExplainSandboxed(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, ".airlock"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".airlock", "policy.toml"), []byte(ruleFile), 0o644))
+	tests := []struct {
+		command, profileFile string
+		sandboxed            bool
+		want                 string
+	}{
+		{"mkdir build", "", false, "ask"},
+		{"mkdir build", "", true, "allow"},
+		{"mkdir build", "auto_allow_in_sandbox = false\n", true, "ask"},
+		{"grep -r needle .", "", false, "deny"},
+		{"grep -r needle .", "", true, "allow"},
+		{"cat .env", "", true, "deny"},
+		{"echo x > .github/workflows/ci.yml", "", true, "deny"},
+	}
+	for _, tt := range tests {
+		pf := filepath.Join(ws, ".airlock", "profile.toml")
+		os.Remove(pf)
+		if tt.profileFile != "" {
+			must(t, os.WriteFile(pf, []byte(tt.profileFile), 0o644))
+		}
+		args := []string{"policy", "explain", "--json", "--workspace", ws, "--managed", "-", "--user", "-", "--tool", "Bash",
+			"--input", `{"command": "` + strings.ReplaceAll(tt.command, `"`, `\"`) + `"}`}
+		if tt.sandboxed {
+			args = append(args, "--sandboxed")
+		}
+		var so, se strings.Builder
+		dispatch(args, &so, &se)
+		var d struct {
+			Effect string `json:"decision"`
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal([]byte(so.String()), &d); err != nil {
+			t.Fatalf("%v: %s %s", err, so.String(), se.String())
+		}
+		if d.Effect != tt.want {
+			t.Errorf("%q sandboxed=%v profile %q: %s (%s), want %s", tt.command, tt.sandboxed, tt.profileFile, d.Effect, d.Reason, tt.want)
+		}
+	}
+}
