@@ -231,6 +231,10 @@ func (c *compiler) network(p *rules.Pattern, e *Enforcement) {
 		if port == "" {
 			e.Note += " (and is not answered)"
 		}
-		e.Note += "; with network all, a connection to its address learnt elsewhere is not tied to the name"
+		if r.Wildcard {
+			e.Note += "; with network all, a connection to the address of a name below it that the command learnt elsewhere is not tied to the name"
+		} else {
+			e.Note += "; with network all, also for the addresses it has when the run starts (looked up then), under any name or as a literal"
+		}
 	}
 }

@@ -64,6 +64,7 @@ func TestKernelRules(t *testing.T) {
 		{rule: "Net([2001:db8::1]:443)", kernel: true, netDeny: []string{"[2001:db8::1]:443"}},
 		{rule: "Net(2001:db8::2)", kernel: true, netDeny: []string{"[2001:db8::2]"}},
 		{rule: "Net(*.evil.example:443)", kernel: true, netDeny: []string{"*.evil.example:443"}, note: "learnt elsewhere"},
+		{rule: "Net(evil.example:443)", kernel: true, netDeny: []string{"evil.example:443"}, note: "when the run starts"},
 		{rule: "WebFetch(domain:evil.example)", kernel: true, netDeny: []string{"evil.example"}, note: "not answered"},
 		{rule: "Net(*.com)", note: "cannot hold"},
 		{rule: "WebFetch", note: "WebFetch tool only"},
