@@ -59,6 +59,7 @@ func TestKernelRules(t *testing.T) {
 		{rule: "Edit(./ci/*.yml)", kernel: true, protected: []string{"ci/*.yml"}, note: "end-of-run check moves it aside"},
 		{rule: "Edit(//etc/passwd)", kernel: true, note: "outside the workspace"},
 		{rule: "Edit", kernel: true, note: "read-only workspace"},
+		{rule: "Edit(./**)", kernel: true, note: "read-only workspace"},
 		{rule: "Net", kernel: true, note: "network none"},
 		{rule: "Net(127.0.0.1:8080)", kernel: true, netDeny: []string{"127.0.0.1:8080"}},
 		{rule: "Net([2001:db8::1]:443)", kernel: true, netDeny: []string{"[2001:db8::1]:443"}},
