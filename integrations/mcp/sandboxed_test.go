@@ -150,6 +150,9 @@ func TestServeRunsUnmentionedCommandsWithoutAsking(t *testing.T) {
 	}
 }
 
+// rmVictim removes src/a.js through python's subprocess.
+const rmVictim = `/usr/bin/python3 -c 'import subprocess; subprocess.run(["rm", "src/a.js"])'`
+
 // treeSecret is the content of the files the profile hides; no output may
 // contain it.
 const treeSecret = "SECRET-7f3a9c"
@@ -235,12 +238,13 @@ func writeHostFile(t *testing.T, path, content string) {
 	}
 }
 
-// A Read deny rule holds inside the sandbox mcp serve runs commands in:
-// an interpreter the gate cannot see into (allowed, as a command no rule
-// mentions) gets nothing of the file, and a read of the whole tree is
-// allowed and shows the rest. The positive control, without the rule,
-// prints the secret through the same call.
-func TestServeReadRuleHoldsInTheSandbox(t *testing.T) {
+// Read and Bash deny rules hold inside the sandbox mcp serve runs
+// commands in: an interpreter the gate cannot see into (allowed, as a
+// command no rule mentions) gets nothing of the file and cannot run rm,
+// and a read of the whole tree is allowed and shows the rest. The
+// positive control, without the rules, prints the secret and removes the
+// file through the same calls.
+func TestServeDenyRulesHoldInTheSandbox(t *testing.T) {
 	const readEnv = `/usr/bin/python3 -c 'print(open(".env").read())'`
 	if !sandboxtest.Exists("/usr/bin/python3") {
 		t.Skip("no /usr/bin/python3 on this host")
@@ -252,9 +256,15 @@ func TestServeReadRuleHoldsInTheSandbox(t *testing.T) {
 
 func testServeReadRule(t *testing.T, connect func(t *testing.T, el *elicitor, ws string) *sdk.ClientSession, readEnv string) {
 	ws := treeWorkspace(t, "")
-	policy(t, ws, "[[rule]]\neffect = \"deny\"\nmatch = \"Read(./.env)\"\n")
+	policy(t, ws, "[[rule]]\neffect = \"deny\"\nmatch = \"Read(./.env)\"\n\n[[rule]]\neffect = \"deny\"\nmatch = \"Bash(rm:*)\"\n")
 	el := &elicitor{action: "decline"}
 	cs := connect(t, el, ws)
+	// rm through python's subprocess: the gate sees only python; the
+	// sandbox has no rm to run.
+	res0 := call(t, cs, "run_command", map[string]any{"command": rmVictim})
+	if !sandboxtest.Exists(filepath.Join(ws, "src", "a.js")) {
+		t.Errorf("python's rm removed src/a.js under deny Bash(rm:*): %q", text(res0))
+	}
 	res := call(t, cs, "run_command", map[string]any{"command": readEnv})
 	if o := structured(t, res); o.Status == "denied" || strings.Contains(text(res)+o.Output, treeSecret) {
 		t.Errorf("python reading .env under deny Read(./.env): status %s %q", o.Status, o.Output)
@@ -273,5 +283,9 @@ func testServeReadRule(t *testing.T, connect func(t *testing.T, el *elicitor, ws
 	res = call(t, cs2, "run_command", map[string]any{"command": readEnv})
 	if o := structured(t, res); !strings.Contains(o.Output, treeSecret) {
 		t.Errorf("control: python without the rule: %q", o.Output)
+	}
+	call(t, cs2, "run_command", map[string]any{"command": rmVictim})
+	if sandboxtest.Exists(filepath.Join(open, "src", "a.js")) {
+		t.Error("control: python's rm without the rule did not remove src/a.js")
 	}
 }
