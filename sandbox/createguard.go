@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/airlockhq/airlock/sandbox/internal/guard"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
 	"github.com/airlockhq/airlock/sandbox/internal/linux/seccomp"
 )
@@ -134,13 +134,13 @@ func (b *connectBroker) answerCreate(n *seccompNotif) {
 	}
 	req, dirs, errno := b.guardRequest(n, shape)
 	if errno != 0 {
-		closeAll(dirs)
+		guard.CloseAll(dirs)
 		b.reply(n, errno)
 		return
 	}
 	ans, fd, err := b.guard.call(req, dirs, b.stop)
 	// Closed before the caller goes on, like the proxy's copies.
-	closeAll(dirs)
+	guard.CloseAll(dirs)
 	if err != nil {
 		b.guard.deny("(create guard)", "the guard proxy is gone: "+err.Error()+"; the call was refused")
 		b.reply(n, unix.EIO)
@@ -376,12 +376,12 @@ func (g *createGuard) call(req *linux.GuardRequest, dirs []int, stop int) (linux
 	}
 	got := rightsIn(oob[:oobn])
 	if n == 0 {
-		closeAll(got)
+		guard.CloseAll(got)
 		return linux.GuardAnswer{}, -1, errors.New("no answer")
 	}
 	ans, err := linux.UnmarshalGuardAnswer(buf[:n])
 	if err != nil || len(got) > 1 || (len(got) == 1 && (req.Op != linux.GuardOpen || ans.Errno != 0)) {
-		closeAll(got)
+		guard.CloseAll(got)
 		return linux.GuardAnswer{}, -1, errors.New("malformed answer")
 	}
 	fd := -1
@@ -434,21 +434,4 @@ func (g *createGuard) close() {
 	if g != nil {
 		unix.Close(g.proxy)
 	}
-}
-
-// probeCreateGuard reports whether the create guard can run: the connect
-// notifier's needs, and SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9; 5.14 is
-// asked for, the first with the whole of it, ADDFD_FLAG_SEND included).
-func probeCreateGuard(unixGuard bool, unixReason, release string) (bool, string) {
-	if !unixGuard {
-		return false, unixReason
-	}
-	var major, minor int
-	if _, err := fmt.Sscanf(release, "%d.%d", &major, &minor); err != nil {
-		return false, "cannot read the kernel version " + release
-	}
-	if major < 5 || major == 5 && minor < 14 {
-		return false, "the kernel lacks SECCOMP_ADDFD_FLAG_SEND (needs Linux 5.14)"
-	}
-	return true, ""
 }

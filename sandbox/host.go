@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/guard"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
 	"github.com/airlockhq/airlock/sandbox/internal/linux/landlock"
 	"github.com/airlockhq/airlock/sandbox/internal/linux/seccomp"
@@ -88,28 +89,29 @@ func ProbeHost() HostInfo {
 		h.SeccompBlocked = seccomp.Blocked()
 	}
 	h.cgroups = linux.ProbeCgroups()
-	h.Tun, h.TunReason = probeTun()
-	h.FanotifyPerm, h.FanotifyReason = probeFanotify()
-	h.UnixGuard, h.UnixGuardReason = probeUnixGuard(h.Seccomp)
-	h.CreateGuard, h.CreateGuardReason = probeCreateGuard(h.UnixGuard, h.UnixGuardReason, h.Kernel)
+	found := guard.ProbeAll(guard.Host{Kernel: h.Kernel, Seccomp: guard.Availability{OK: h.Seccomp, Reason: h.SeccompReason}})
+	for name, a := range found {
+		ok, why := h.guardFields(name)
+		*ok, *why = a.OK, a.Reason
+	}
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	h.CgroupDelegated = h.cgroups.Delegated
 	return h
 }
 
-// probeTun opens /dev/net/tun without creating anything: the helper
-// creates its device inside the sandbox's own network namespace, where
-// it holds CAP_NET_ADMIN.
-func probeTun() (bool, string) {
-	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
-	switch {
-	case err == unix.EACCES || err == unix.EPERM:
-		return false, "cannot open /dev/net/tun: permission denied (most distributions make it mode 0666: chmod 0666 /dev/net/tun)"
-	case err != nil:
-		return false, "cannot open /dev/net/tun (" + err.Error() + "); load the tun module (modprobe tun) or, in a container, pass the device in"
+// guardFields are the fields of h that hold a guard's probe.
+func (h *HostInfo) guardFields(n guard.Name) (ok *bool, reason *string) {
+	switch n {
+	case guard.Tun:
+		return &h.Tun, &h.TunReason
+	case guard.Fanotify:
+		return &h.FanotifyPerm, &h.FanotifyReason
+	case guard.UnixSocket:
+		return &h.UnixGuard, &h.UnixGuardReason
+	case guard.Create:
+		return &h.CreateGuard, &h.CreateGuardReason
 	}
-	unix.Close(fd)
-	return true, ""
+	panic("sandbox: HostInfo has no field for guard " + string(n))
 }
 
 func probeUserNS(uid int) (bool, string) {
