@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -47,6 +49,11 @@ import (
 // createGuardOff turns the guard off, for a benchmark only
 // (export_test.go).
 var createGuardOff bool
+
+// createGuardHold holds each stopped call this long before the guard
+// carries it out, for a test only (export_test.go): a signal sent
+// meanwhile must not interrupt the call.
+var createGuardHold atomic.Int64
 
 // createGuard is one run's side of the guard proxy.
 type createGuard struct {
@@ -137,6 +144,9 @@ func (b *connectBroker) answerCreate(n *seccompNotif) {
 		guard.CloseAll(dirs)
 		b.reply(n, errno)
 		return
+	}
+	if d := createGuardHold.Load(); d > 0 {
+		time.Sleep(time.Duration(d))
 	}
 	ans, fd, err := b.guard.call(req, dirs, b.stop)
 	// Closed before the caller goes on, like the proxy's copies.

@@ -53,6 +53,10 @@ type HostInfo struct {
 	// socket but the profile's is reachable (unixguard.go).
 	UnixGuard       bool   `json:"unix_socket_guard"`
 	UnixGuardReason string `json:"unix_socket_guard_reason,omitempty"`
+	// KillableWait: a call the notifier stops (a create under the create
+	// guard, a connect) waits for the supervisor without a signal
+	// interrupting it (Linux 5.19), as the call would without airlock.
+	KillableWait bool `json:"notifier_killable_wait"`
 	// CreateGuard: the supervisor can also stop the sandbox's name-making
 	// calls and hand back what it opened for them (createguard.go).
 	CreateGuard       bool   `json:"create_guard"`
@@ -94,6 +98,7 @@ func ProbeHost() HostInfo {
 		ok, why := h.guardFields(name)
 		*ok, *why = a.OK, a.Reason
 	}
+	h.KillableWait = seccomp.KillableWait(h.Kernel)
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	h.CgroupDelegated = h.cgroups.Delegated
 	return h
