@@ -85,3 +85,35 @@ echo "signals=$n"`}}
 	o = sb.Run(t, flood)
 	t.Logf("under a flood of signals: %s", strings.TrimSpace(o.Stdout))
 }
+
+// TestAttackCreatesAtExit: background children still writing files when
+// the command exits meet a guard proxy the ending run has already taken
+// down. The run said "the guard proxy is gone ... the call was refused"
+// and listed a denial in a run that succeeded; the calls' processes are
+// being killed with the run, so nothing was refused that the command
+// could see. Each of many runs ends with writers in flight: none reports
+// a refusal, as none happens on the host (the control).
+func TestAttackCreatesAtExit(t *testing.T) {
+	sb, _ := attackTarget(t, nil)
+	if !sb.Executor.Report().Host.CreateGuard {
+		t.Skip("no create guard on this host: " + sb.Executor.Report().Host.CreateGuardReason)
+	}
+	marker := sandboxtest.Marker(t, "bgwriter")
+	p := sandboxtest.Probe{Args: sandboxtest.Sh(`for w in 1 2 3 4; do ( while :; do echo x > bg.$w; done ) >/dev/null 2>&1 & done
+i=0; while [ ! -e bg.4 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+echo started`, marker)}
+	host := sb.Host(t, p)
+	sandboxtest.KillProcs(marker)
+	if !strings.Contains(host.Stdout, "started") || host.Stderr != "" {
+		t.Fatalf("control: %s", host)
+	}
+	for i := range 10 {
+		o := sb.Run(t, p)
+		if o.Result.Status != sandbox.StatusSucceeded || !strings.Contains(o.Stdout, "started") {
+			t.Errorf("run %d: %s", i, o)
+		}
+		if strings.Contains(o.Stderr, "airlock:") || len(o.Result.Denials) != 0 {
+			t.Errorf("run %d reported a refusal that did not happen: %+v\n%s", i, o.Result.Denials, o)
+		}
+	}
+}

@@ -58,7 +58,26 @@ var createGuardHold atomic.Int64
 // createGuard is one run's side of the guard proxy.
 type createGuard struct {
 	proxy int // SOCK_SEQPACKET to the proxy
+	// gone: the proxy ended while a caller lived on, so later calls
+	// need not wait to see whether theirs die.
+	gone atomic.Bool
 	refusals
+}
+
+// proxyGoneWait bounds how long a call whose proxy is gone waits for its
+// own process to die with the run (the kernel's SIGKILL of the pid
+// namespace takes microseconds; a loaded host, longer).
+const proxyGoneWait = 2 * time.Second
+
+// callerDies reports whether the process of the stop n dies (its stop
+// turns invalid) within proxyGoneWait, or the broker stops meanwhile.
+func (b *connectBroker) callerDies(n *seccompNotif) bool {
+	for waited := time.Duration(0); waited < proxyGoneWait; waited += 5 * time.Millisecond {
+		if !b.valid(n) || b.stopped(5*time.Millisecond) {
+			return true
+		}
+	}
+	return false
 }
 
 // guardCalls names the calls the notifier stops for the guard, by
@@ -152,6 +171,16 @@ func (b *connectBroker) answerCreate(n *seccompNotif) {
 	// Closed before the caller goes on, like the proxy's copies.
 	guard.CloseAll(dirs)
 	if err != nil {
+		// The proxy lives in the sandbox's pid namespace, which the
+		// kernel empties when the command's init ends: a call still on
+		// its way then meets a proxy that is gone while its own process
+		// is being killed. That one sees no refusal, and none is
+		// reported; a caller that outlives the proxy gets EIO and a
+		// denial.
+		if !b.guard.gone.Load() && b.callerDies(n) {
+			return
+		}
+		b.guard.gone.Store(true)
 		b.guard.deny("(create guard)", "the guard proxy is gone: "+err.Error()+"; the call was refused")
 		b.reply(n, unix.EIO)
 		return
