@@ -27,7 +27,7 @@ const maxDenialLines = 100
 // usesGateway reports whether runs of a profile with this network spec
 // get their own network namespace served by the egress gateway: always
 // for an allowlist; for mode "all" when the host has a TUN device (else
-// it shares the host's network, and the Report says so).
+// New refuses the profile: it would share the host's network).
 func usesGateway(n profile.NetworkSpec, h HostInfo) bool {
 	switch n.Mode {
 	case profile.NetworkModeAllow:

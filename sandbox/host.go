@@ -221,7 +221,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 		case !ns:
 			add(profile.PrivateRangeBlock, Unavailable, "", nsWhy)
 		default:
-			add(profile.PrivateRangeBlock, Unavailable, "", "--net all shares the host network: "+h.TunReason)
+			add(profile.PrivateRangeBlock, Unavailable, "", "network all needs a TAP device, else it would be the host's network (private ranges and the host's loopback reachable), so runs refuse to start: "+h.TunReason)
 		}
 	default:
 		add(profile.NetworkNone, NotApplied, "", "profile allows listed hosts")
