@@ -61,6 +61,11 @@ type HostInfo struct {
 	// calls and hand back what it opened for them (createguard.go).
 	CreateGuard       bool   `json:"create_guard"`
 	CreateGuardReason string `json:"create_guard_reason,omitempty"`
+	// SystemIDMap: a root supervisor shows the system paths id-mapped,
+	// so that root's own files there are not the command's
+	// (systemidmap.go). Only root needs it.
+	SystemIDMap       bool   `json:"system_idmap,omitempty"`
+	SystemIDMapReason string `json:"system_idmap_reason,omitempty"`
 
 	cgroups linux.CgroupLayout
 }
@@ -99,6 +104,7 @@ func ProbeHost() HostInfo {
 		*ok, *why = a.OK, a.Reason
 	}
 	h.KillableWait = seccomp.KillableWait(h.Kernel)
+	h.SystemIDMap, h.SystemIDMapReason = probeSystemIDMap(h.UID)
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	h.CgroupDelegated = h.cgroups.Delegated
 	return h
@@ -171,6 +177,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 		}
 	}
 	boundary(profile.ReadBoundary)
+	gs[len(gs)-1] = rootReadStatus(gs[len(gs)-1], h)
 	boundary(profile.WriteBoundary)
 	gs = append(gs, denyNewFilesStatus(s, h))
 	gs = append(gs, protectedPathsStatus(s, h))

@@ -231,6 +231,12 @@ func (p *Process) spawn() error {
 			return &SetupError{Step: r.Step(), Err: err}
 		}
 	}
+	trees, err := p.idmapSystemPaths(&cfg, c.ExtraFiles)
+	if err != nil {
+		return &SetupError{Step: "system paths id-map", Err: err}
+	}
+	c.ExtraFiles = append(c.ExtraFiles, trees...)
+	p.pipes = append(p.pipes, trees...)
 	statR, statW, err := openInitStatus()
 	if err != nil {
 		return &SetupError{Step: "pipe", Err: err}
