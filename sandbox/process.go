@@ -338,6 +338,9 @@ func (p *Process) spawn() error {
 		return &SetupError{Step: step, Err: classifyCommandError(step, cause)}
 	}
 	p.execd = time.Now()
+	if d, ok := p.linksMaskedDenial(); ok {
+		p.noteRefusal(d)
+	}
 	go p.watch()
 	p.watchWrites()
 	return nil
@@ -529,6 +532,9 @@ func (p *Process) Wait() (*Result, error) {
 	protDenials, protErr := p.finishProtection()
 	res.Denials = append(res.Denials, protDenials...)
 	res.Denials = append(res.Denials, guardDenials...)
+	if d, ok := p.linksMaskedDenial(); ok {
+		res.Denials = append(res.Denials, d)
+	}
 
 	if p.outs[0] != nil {
 		res.Stdout = p.outs[0].Bytes()
