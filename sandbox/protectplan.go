@@ -148,7 +148,7 @@ func (p *Process) finishProtection() ([]Denial, error) {
 	p.journal = nil
 	denials, err := checkProtected(j)
 	if err != nil {
-		path := j.file.Name()
+		path := j.path
 		j.release()
 		return denials, fmt.Errorf("%w (the next start checks again; its journal %s stays until the check passes, remove it by hand once the workspace has been looked at)", err, path)
 	}
@@ -169,6 +169,7 @@ func (p *Process) guardConfig() *linux.GuardConfig {
 	for _, r := range j.Roots {
 		g.Roots = append(g.Roots, r.Ino)
 	}
+	g.Globs = guardGlobs(j.Workspace, j.Globs)
 	for _, st := range j.States {
 		if st.Existed || len(st.Chain) == 0 {
 			continue

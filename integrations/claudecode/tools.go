@@ -156,6 +156,19 @@ func KnownTools() []string {
 	return names
 }
 
+// shellTools are the tools whose "command" the sandbox rewrite wraps,
+// so in sandbox mode they run confined, sorted.
+func shellTools() []string {
+	var names []string
+	for n, info := range tools {
+		if info.Shell {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // preparers are the gate's preparers for the hook: package tool's for
 // Gated tools, and for every other tool a tool.invoke of its name, so
 // that a rule naming it (deny Agent, allow EnterWorktree) decides it.
