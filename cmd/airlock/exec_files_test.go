@@ -123,7 +123,7 @@ func TestServeExecFilesLeftByEarlierCall(t *testing.T) {
 }
 
 func serveExecFilesLeft(t *testing.T, sandbox string) {
-	bin, dir, dsn, token, _ := serveSetup(t)
+	bin, dir, dsn, token, _, _ := serveSetup(t)
 	hostFile := filepath.Join(dir, "host-file")
 	if err := os.WriteFile(hostFile, []byte("original"), 0o644); err != nil {
 		t.Fatal(err)
@@ -149,7 +149,9 @@ sandboxes = ["sh"]
 		code := d.call(t, token, "POST", "/v1/exec", body, &r)
 		return code, r
 	}
-	const who = `"sandbox":"sh","agent":"a","user":"u","session":"s"`
+	// The agent's token says who runs (agent "a"); a body naming another
+	// identity is refused, so only the sandbox and the session are named.
+	const who = `"sandbox":"sh","session":"s"`
 	code, r := post(`{` + who + `,"lang":"sh","code":"mkfifo data.csv && ln -s ` + hostFile + ` link.csv && echo left"}`)
 	if code != 200 || r.Status != "succeeded" || r.Stdout != "left\n" {
 		t.Fatalf("call 1: %d %+v", code, r)
