@@ -14,13 +14,10 @@ import (
 // where the link pointed when it decided; the read happens later. The
 // secret must never come back.
 //
-// It needs the sandbox to carry the deny rule itself (the one policy of
-// issue 17); until that is merged it is skipped unless
-// AIRLOCK_TEST_ISSUE17=1, and then fails: the secret comes back.
+// It holds because the sandbox carries the deny rule itself (the one
+// workspace policy): a link flipped after the gate decided still meets
+// the mask.
 func TestServeReadFileSymlinkFlipRace(t *testing.T) {
-	if os.Getenv("AIRLOCK_TEST_ISSUE17") != "1" {
-		t.Skip("issue 17: read_file's sandbox does not carry deny Read(./.env), so a link flipped after the gate decided reads the secret; set AIRLOCK_TEST_ISSUE17=1 to run")
-	}
 	ws := workspace(t)
 	policy(t, ws, `
 [[rule]]
