@@ -32,6 +32,10 @@ type runJournal struct {
 	Placeholders []placeholder `json:"placeholders,omitempty"`
 
 	file *os.File // open and locked while the run lasts
+	// locks are the run's shared locks of its Roots (lockRoots), held
+	// until the end-of-run check; nil for a journal a later start
+	// finishes.
+	locks []int
 }
 
 // journalDirs are where run journals may live, in order of preference:
@@ -151,6 +155,7 @@ func (j *runJournal) rewrite() error {
 
 // finish removes the journal of a run whose check passed, and unlocks it.
 func (j *runJournal) finish() {
+	j.unlockRoots()
 	if j.file == nil {
 		return
 	}
@@ -162,10 +167,17 @@ func (j *runJournal) finish() {
 // release unlocks the journal but leaves it, for the next start to
 // check again.
 func (j *runJournal) release() {
+	j.unlockRoots()
 	if j.file != nil {
 		j.file.Close()
 		j.file = nil
 	}
+}
+
+// unlockRoots lets go of the run's locks of its trees (placeholders.go).
+func (j *runJournal) unlockRoots() {
+	closeAll(j.locks)
+	j.locks = nil
 }
 
 // FinishInterruptedRuns runs the end-of-run check of every run whose

@@ -305,6 +305,11 @@ func checkOne(root int, rootPath string, st protectedState, runID string, had ma
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if !strings.Contains(st.Rel, "/") && isPlaceholderAt(parent, base) {
+		// A placeholder another run still holds, or one made after this
+		// run's start: nothing the run could have made there.
+		return nil, nil
+	}
 	samePlace := sameChain(chain, st.Chain) && (!st.Link || st.Ino == [2]uint64{s.Dev, s.Ino})
 	if st.Existed && samePlace {
 		// It was read-only or pinned in the view, and the directories
@@ -353,6 +358,11 @@ func stateAt(root, ri int, rel string) (protectedState, error) {
 		return st, nil
 	case err != nil:
 		return st, err
+	}
+	if !strings.Contains(rel, "/") && isPlaceholderAt(parent, rel) {
+		// Another run's placeholder (placeholders.go): this run takes it
+		// over, and the name was absent for it.
+		return st, nil
 	}
 	st.Existed = true
 	st.Link = s.Mode&unix.S_IFMT == unix.S_IFLNK

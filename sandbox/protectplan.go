@@ -39,7 +39,7 @@ func planProtection(s profile.Spec) protectPlan {
 				continue
 			}
 			path := filepath.Join(ws, rel)
-			if _, err := os.Lstat(path); err == nil {
+			if lexists(path) && (strings.Contains(filepath.Clean(rel), "/") || !heldAbsent(path)) {
 				pl.present = append(pl.present, path)
 			} else {
 				pl.absent = append(pl.absent, path)
@@ -51,7 +51,7 @@ func planProtection(s profile.Spec) protectPlan {
 		// directory (pinned above): an empty .git, or another run's
 		// placeholder, must not become a repository during this run.
 		for _, top := range topNames(s.Filesystem.Protected) {
-			if path := filepath.Join(ws, top); lexists(path) {
+			if path := filepath.Join(ws, top); !heldAbsent(path) {
 				pl.present = append(pl.present, path)
 			}
 		}
@@ -111,14 +111,24 @@ func (p *Process) startProtection() error {
 	if len(pl.roots) == 0 {
 		return nil // nothing is writable
 	}
-	roots, states, err := snapshotProtected(pl)
+	// Locked before anything of the trees is judged absent: another
+	// run's placeholder is not removed from here until this run's check.
+	locks, err := lockRoots(pl.roots)
 	if err != nil {
+		return &SetupError{Step: "protected paths", Err: err}
+	}
+	roots, states, err := snapshotProtected(pl)
+	if err == nil {
+		err = sameRoots(locks, roots)
+	}
+	if err != nil {
+		closeAll(locks)
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
 	}
-	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits}
+	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits, locks: locks}
 	for ri, r := range pl.roots {
 		for _, n := range pl.placeholders[r] {
-			j.Placeholders = append(j.Placeholders, placeholder{Root: ri, Name: n, Temp: n + ".airlock-placeholder-" + p.runID, Socket: placeholderMode(n) == unix.S_IFSOCK})
+			j.Placeholders = append(j.Placeholders, placeholder{Root: ri, Name: n, Socket: placeholderMode(n) == unix.S_IFSOCK})
 		}
 	}
 	dir, err := pickJournalDir(pl.roots)
@@ -126,11 +136,12 @@ func (p *Process) startProtection() error {
 		err = j.create(dir)
 	}
 	if err != nil {
+		j.unlockRoots()
 		return &SetupError{Step: "run journal", Err: err}
 	}
 	p.journal = j
 	// Journaled first: a supervisor that dies from here on has them
-	// removed by the next start.
+	// removed by the next start there (by anyone: they are marked).
 	if err := placePlaceholders(j); err != nil {
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the writable trees writable by this user, or remove what is in the way", err)}
 	}
