@@ -105,7 +105,7 @@ func TestAttackGitRepositories(t *testing.T) {
 			setup: func(t *testing.T, ws, _ string) {
 				gitSetup(t, ws, "worktree", "add", "-q", "wt")
 			},
-			script: `cp -r .git evilgit && git --git-dir=evilgit config core.fsmonitor "$fsm"; echo "$PWD/evilgit" > .git/worktrees/wt/commondir; echo "gitdir: $PWD/evilgit" > wt/.git; git -C wt config core.fsmonitor "$fsm"`,
+			script: `rm -rf evilgit; cp -r .git evilgit && git --git-dir=evilgit config core.fsmonitor "$fsm"; echo "$PWD/evilgit" > .git/worktrees/wt/commondir; echo "gitdir: $PWD/evilgit" > wt/.git; git -C wt config core.fsmonitor "$fsm"`,
 			repos:  []string{"wt", "."},
 		},
 		{
@@ -147,7 +147,7 @@ func TestAttackGitRepositories(t *testing.T) {
 		},
 		{
 			name:   "fake-worktree-gitfile",
-			script: `cp -r .git evil && git --git-dir=evil config core.fsmonitor "$fsm"; mkdir -p evil/worktrees/w sub && echo ../.. > evil/worktrees/w/commondir && cp .git/HEAD evil/worktrees/w/HEAD && echo "$PWD/sub/.git" > evil/worktrees/w/gitdir && echo "gitdir: $PWD/evil/worktrees/w" > sub/.git`,
+			script: `rm -rf evil; cp -r .git evil && git --git-dir=evil config core.fsmonitor "$fsm"; mkdir -p evil/worktrees/w sub && echo ../.. > evil/worktrees/w/commondir && cp .git/HEAD evil/worktrees/w/HEAD && echo "$PWD/sub/.git" > evil/worktrees/w/gitdir && echo "gitdir: $PWD/evil/worktrees/w" > sub/.git`,
 			repos:  []string{"sub"},
 		},
 		{

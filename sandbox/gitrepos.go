@@ -36,9 +36,19 @@ type gitProtection struct {
 	// directory a config names, an include target, a submodule's config
 	// yet to be made. The end-of-run check looks at them.
 	absent []string
+	// inProgress are the state of a rebase, am, cherry-pick, revert or
+	// bisect (gitStateNames) absent in a git directory now. The run may
+	// make them (git rebase inside it works); the end-of-run check moves
+	// aside what is left, so a later `git rebase --continue` on the host
+	// runs no exec line of the run's.
+	inProgress []string
 	// dotgits are the .git entries the walk found; the end of the run
 	// walks again and checks every .git that was not there.
 	dotgits []string
+	// gitDirs are the git directories found that are repositories now
+	// (HEAD and objects or commondir): beneath them, and nowhere else
+	// the host can see, the create guard lets a HEAD be made.
+	gitDirs []string
 	// truncated is set when a writable tree held more than
 	// gitWalkLimit entries: repositories beyond the walk's reach are
 	// not protected.
@@ -53,6 +63,16 @@ const gitWalkLimit = 20000
 // gitDirParts are the entries of a git directory that git reads for
 // config, hooks or attributes, or that point it at another directory.
 var gitDirParts = []string{"config", "config.worktree", "hooks", "info", "commondir", "gitdir"}
+
+// gitStateNames are the entries of a git directory that hold an
+// operation in progress, which host git goes on with when told to
+// (--continue, bisect next/run/replay): their todo lists and options
+// name commands (exec lines, strategies, the bisect terms and log).
+var gitStateNames = []string{
+	"rebase-merge", "rebase-apply", "sequencer",
+	"BISECT_LOG", "BISECT_START", "BISECT_TERMS", "BISECT_NAMES", "BISECT_RUN",
+	"BISECT_EXPECTED_REV", "BISECT_ANCESTORS_OK", "BISECT_FIRST_PARENT", "BISECT_HEAD",
+}
 
 type gitDiscovery struct {
 	roots []string
@@ -111,6 +131,7 @@ func discoverGit(roots []string, home string, getenv func(string) string) gitPro
 	d.out.readOnly = uniqueSorted(d.out.readOnly)
 	d.out.pins = uniqueSorted(d.out.pins)
 	d.out.absent = uniqueSorted(d.out.absent)
+	d.out.inProgress = uniqueSorted(d.out.inProgress)
 	return d.out
 }
 
@@ -209,11 +230,27 @@ func (d *gitDiscovery) gitDir(g, wt string) {
 		return
 	}
 	d.seen[g] = true
+	if isGitDir(g) {
+		d.out.gitDirs = append(d.out.gitDirs, g)
+	}
 	if d.writable(g) && !d.isRoot(g) {
 		d.out.pins = append(d.out.pins, g)
 	}
 	for _, part := range gitDirParts {
 		d.protect(filepath.Join(g, part))
+	}
+	// An operation in progress at the start stays as the user left it
+	// (read-only); one the run starts is looked at when it ends.
+	for _, name := range gitStateNames {
+		path := filepath.Join(g, name)
+		if !d.writable(path) {
+			continue
+		}
+		if _, err := os.Lstat(path); err == nil {
+			d.out.readOnly = append(d.out.readOnly, path)
+		} else if os.IsNotExist(err) {
+			d.out.inProgress = append(d.out.inProgress, path)
+		}
 	}
 	if wt == "" {
 		if v := configValue(filepath.Join(g, "config"), "core", "worktree"); v != "" {

@@ -60,6 +60,12 @@ type protectPlan struct {
 	// dotgits are the .git entries in the writable trees at compile; a
 	// .git the end of the run finds elsewhere is checked as created.
 	dotgits []string
+	// inProgress do not exist at compile, may be made by the run, and
+	// are checked at its end only (gitProtection.inProgress).
+	inProgress []string
+	// gitDirs are the repositories' git directories at compile
+	// (gitProtection.gitDirs).
+	gitDirs []string
 	// placeholders are, per writable tree, the top-level names absent
 	// at compile that the start holds with a placeholder.
 	placeholders map[string][]string
@@ -75,7 +81,10 @@ type protectedState struct {
 	Rel     string `json:"rel"`
 	Existed bool   `json:"existed"`
 	// Link: it was a symlink, which no mount holds in place.
-	Link  bool        `json:"link,omitempty"`
+	Link bool `json:"link,omitempty"`
+	// InProgress: a git operation's state (gitStateNames), which the
+	// run may make and the check looks at only at the end.
+	InProgress bool `json:"in_progress,omitempty"`
 	Ino   [2]uint64   `json:"ino,omitempty"`
 	Chain [][2]uint64 `json:"chain,omitempty"`
 }
@@ -151,6 +160,28 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 		if err := add(p, false); err != nil {
 			return nil, nil, err
 		}
+	}
+	for _, p := range pl.inProgress {
+		ri, rel := rootOf(pl.roots, p)
+		if ri < 0 {
+			continue
+		}
+		root, err := openRoot(pl.roots[ri])
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := stateAt(root, ri, rel)
+		unix.Close(root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		key := fmt.Sprint(st.Root, "/", st.Rel)
+		if st.Existed || seen[key] || len(st.Chain) == 0 {
+			continue // made on the host since the compile, or its git directory is gone
+		}
+		seen[key] = true
+		st.InProgress = true
+		states = append(states, st)
 	}
 	return roots, states, nil
 }
@@ -318,6 +349,9 @@ func checkOne(root int, rootPath string, st protectedState, runID string, had ma
 		return nil, nil
 	}
 	what := "created during the run"
+	if st.InProgress {
+		what = "left by the run (a rebase, am, cherry-pick, revert or bisect in progress, which host git would go on with and run what it names)"
+	}
 	if st.Existed {
 		what = "reached during the run through a directory moved above it"
 	}

@@ -61,6 +61,8 @@ func planProtection(s profile.Spec) protectPlan {
 	pl.absent = uniqueSorted(pl.absent)
 	pl.pins = git.pins
 	pl.dotgits = git.dotgits
+	pl.gitDirs = git.gitDirs
+	pl.inProgress = git.inProgress
 	return pl
 }
 
@@ -181,7 +183,7 @@ func (p *Process) guardConfig() *linux.GuardConfig {
 		g.Roots = append(g.Roots, r.Ino)
 	}
 	for _, st := range j.States {
-		if st.Existed || len(st.Chain) == 0 {
+		if st.Existed || st.InProgress || len(st.Chain) == 0 {
 			continue
 		}
 		g.Absent = append(g.Absent, linux.GuardName{Dir: st.Chain[len(st.Chain)-1], Name: filepath.Base(st.Rel)})
@@ -189,6 +191,12 @@ func (p *Process) guardConfig() *linux.GuardConfig {
 		parts := strings.Split(st.Rel, "/")
 		for i := 1; i < len(st.Chain) && i < len(parts); i++ {
 			g.Held = append(g.Held, linux.GuardName{Dir: st.Chain[i-1], Name: parts[i-1]})
+		}
+	}
+	for _, d := range p.plan.protect.gitDirs {
+		var s unix.Stat_t
+		if unix.Stat(d, &s) == nil {
+			g.GitDirs = append(g.GitDirs, [2]uint64{s.Dev, s.Ino})
 		}
 	}
 	return g

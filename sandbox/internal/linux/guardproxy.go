@@ -90,6 +90,7 @@ type guardProxy struct {
 	absent          map[guardKey]bool
 	held            map[guardKey]bool
 	private         map[uint64]bool
+	gitDirs         map[[2]uint64]bool
 }
 
 // runGuardProxy is the proxy's main; it never returns.
@@ -110,7 +111,10 @@ func runGuardProxy() {
 			os.Exit(ExitSetupFailed)
 		}
 	}
-	p := &guardProxy{roots: map[[2]uint64]bool{}, absent: map[guardKey]bool{}, held: map[guardKey]bool{}, private: map[uint64]bool{}}
+	p := &guardProxy{roots: map[[2]uint64]bool{}, absent: map[guardKey]bool{}, held: map[guardKey]bool{}, private: map[uint64]bool{}, gitDirs: map[[2]uint64]bool{}}
+	for _, g := range cfg.GitDirs {
+		p.gitDirs[g] = true
+	}
 	for _, r := range cfg.Roots {
 		p.roots[r] = true
 	}
@@ -533,10 +537,66 @@ func (p *guardProxy) refused(parent int, name string) bool {
 	if unix.Fstat(parent, &st) != nil {
 		return true
 	}
-	if n == ".git" && !p.private[st.Dev] {
+	if p.private[st.Dev] {
+		return p.absent[guardKey{st.Dev, st.Ino, n}]
+	}
+	switch n {
+	case ".git":
 		return true
+	case "HEAD":
+		// Host git takes any directory with a HEAD (and objects and
+		// refs, or a commondir) for a git directory, whatever its name:
+		// a new one outside the repositories there at the start is a
+		// bare repository whose config the run chose.
+		return !p.inGitDir(parent)
+	case "objects", "refs", "commondir":
+		// The other half, beside a HEAD that is there already.
+		var s unix.Stat_t
+		if unix.Fstatat(parent, "HEAD", &s, unix.AT_SYMLINK_NOFOLLOW) == nil && !p.inGitDir(parent) {
+			return true
+		}
 	}
 	return p.absent[guardKey{st.Dev, st.Ino, n}]
+}
+
+// maxDepth bounds inGitDir's walk up: deeper than any path the kernel
+// takes (PATH_MAX / 2).
+const maxDepth = 2048
+
+// inGitDir reports whether dir is, or is beneath, a git directory that
+// was a repository at the start (GuardConfig.GitDirs), by its ".."
+// entries up to the root.
+func (p *guardProxy) inGitDir(dir int) bool {
+	if len(p.gitDirs) == 0 {
+		return false
+	}
+	cur, err := unix.Openat(dir, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer func() { unix.Close(cur) }()
+	var prev [2]uint64
+	for i := 0; i < maxDepth; i++ {
+		var st unix.Stat_t
+		if unix.Fstat(cur, &st) != nil {
+			return false
+		}
+		id := [2]uint64{st.Dev, st.Ino}
+		if p.gitDirs[id] {
+			return true
+		}
+		if i > 0 && id == prev {
+			return false // the root
+		}
+		prev = id
+		up, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false
+		}
+		unix.Close(cur)
+		cur = up
+	}
+	return false
 }
 
 // isHeld reports whether name in parent is a held directory's place
