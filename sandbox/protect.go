@@ -84,9 +84,9 @@ type protectedState struct {
 	Link bool `json:"link,omitempty"`
 	// InProgress: a git operation's state (gitStateNames), which the
 	// run may make and the check looks at only at the end.
-	InProgress bool `json:"in_progress,omitempty"`
-	Ino   [2]uint64   `json:"ino,omitempty"`
-	Chain [][2]uint64 `json:"chain,omitempty"`
+	InProgress bool        `json:"in_progress,omitempty"`
+	Ino        [2]uint64   `json:"ino,omitempty"`
+	Chain      [][2]uint64 `json:"chain,omitempty"`
 }
 
 // rootState is one writable tree at the start: its identity, and the
