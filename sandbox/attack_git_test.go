@@ -141,6 +141,15 @@ func TestAttackGitRepositories(t *testing.T) {
 			repos:  []string{"."},
 		},
 		{
+			name: "existing-bare-repository",
+			setup: func(t *testing.T, ws, _ string) {
+				must(t, os.MkdirAll(filepath.Join(ws, "fixtures"), 0o755))
+				gitSetup(t, ws, "init", "-q", "--bare", "fixtures/repo.git")
+			},
+			script: `cd fixtures/repo.git && git config core.bare false; git config core.worktree ..; git config core.fsmonitor "$fsm"; mk hooks/pre-commit; mk hooks/post-commit`,
+			repos:  []string{"fixtures/repo.git"},
+		},
+		{
 			name:   "new-nested-repository",
 			script: `mkdir -p deep/new && git init -q deep/new && git -C deep/new config core.fsmonitor "$fsm"; git init -q --separate-git-dir="$PWD/deep/gd" deep/other && git -C deep/other config core.fsmonitor "$fsm"`,
 			repos:  []string{"deep/new", "deep/other"},

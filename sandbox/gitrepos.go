@@ -142,18 +142,24 @@ func (d *gitDiscovery) walk(dir string) {
 		if fi, err := os.Lstat(path); err == nil {
 			d.repo(wt, path, fi.Mode().Type())
 		}
+	}, func(g string) {
+		// A bare repository (a fixture, a local remote): host git in it
+		// reads its config like any other's.
+		d.gitDir(g, "")
 	}) {
 		d.out.truncated = true
 	}
 }
 
 // walkDotGit calls visit for every entry named .git under dir (with the
-// directory holding it), breadth first, without following symlinks and
-// without descending into git directories, until budget entries have
-// been looked at (then it returns false). It reads directories with
+// directory holding it), and bare, when not nil, for every directory
+// beneath dir that is itself a git directory (isGitDir), breadth first,
+// without following symlinks and without descending into git
+// directories, until budget entries have been looked at (then it returns
+// false). It reads directories with
 // getdents into one buffer and allocates only for directories it will
 // enter: every run pays for it, at its start and at its end.
-func walkDotGit(dir string, budget *int, visit func(wt, path string)) bool {
+func walkDotGit(dir string, budget *int, visit func(wt, path string), bare func(g string)) bool {
 	buf := make([]byte, 32<<10)
 	queue := []string{dir}
 	for len(queue) > 0 {
@@ -163,6 +169,8 @@ func walkDotGit(dir string, budget *int, visit func(wt, path string)) bool {
 		if err != nil {
 			continue
 		}
+		var subdirs []string
+		head := false
 		for {
 			n, err := unix.Getdents(fd, buf)
 			if err != nil || n <= 0 {
@@ -187,16 +195,23 @@ func walkDotGit(dir string, budget *int, visit func(wt, path string)) bool {
 				case string(name) == ".git":
 					visit(cur, filepath.Join(cur, ".git"))
 				case typ == unix.DT_DIR:
-					queue = append(queue, filepath.Join(cur, string(name)))
+					subdirs = append(subdirs, filepath.Join(cur, string(name)))
 				case typ == unix.DT_UNKNOWN:
 					path := filepath.Join(cur, string(name))
 					if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
-						queue = append(queue, path)
+						subdirs = append(subdirs, path)
 					}
+				default:
+					head = head || string(name) == "HEAD"
 				}
 			}
 		}
 		unix.Close(fd)
+		if head && bare != nil && cur != dir && isGitDir(cur) {
+			bare(cur)
+			continue
+		}
+		queue = append(queue, subdirs...)
 	}
 	return true
 }

@@ -245,7 +245,7 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 				states = append(states, protectedState{Root: ri, Rel: rel})
 				had[path] = true
 			}
-		})
+		}, nil)
 	}
 	for _, st := range states {
 		if st.Root >= len(rootFDs) || rootFDs[st.Root] < 0 {
