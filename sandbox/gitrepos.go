@@ -50,8 +50,9 @@ type gitProtection struct {
 	// the host can see, the create guard lets a HEAD be made.
 	gitDirs []string
 	// truncated is set when a writable tree held more than
-	// gitWalkLimit entries: repositories beyond the walk's reach are
-	// not protected.
+	// gitWalkLimit entries: repositories beyond the walk's reach get no
+	// mounts. The run's Report says so (protectedRunStatus), and a
+	// profile that requires protected paths does not run.
 	truncated bool
 }
 

@@ -63,6 +63,9 @@ type protectPlan struct {
 	// inProgress do not exist at compile, may be made by the run, and
 	// are checked at its end only (gitProtection.inProgress).
 	inProgress []string
+	// truncated: the search for repositories stopped at gitWalkLimit
+	// entries in some tree.
+	truncated bool
 	// gitDirs are the repositories' git directories at compile
 	// (gitProtection.gitDirs).
 	gitDirs []string

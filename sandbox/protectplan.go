@@ -62,6 +62,7 @@ func planProtection(s profile.Spec) protectPlan {
 	pl.pins = git.pins
 	pl.dotgits = git.dotgits
 	pl.gitDirs = git.gitDirs
+	pl.truncated = git.truncated
 	pl.inProgress = git.inProgress
 	return pl
 }
@@ -200,6 +201,41 @@ func (p *Process) guardConfig() *linux.GuardConfig {
 		}
 	}
 	return g
+}
+
+// protectedRunStatus is the protected-paths line of one run: the
+// Executor's (protectedPathsStatus), lowered to degraded when the
+// search for repositories was cut short, so the limit never shrinks
+// what is protected without the Report saying so.
+func protectedRunStatus(st GuaranteeStatus, pl protectPlan, guard bool) GuaranteeStatus {
+	if !pl.truncated || st.Status != Enforced && st.Status != Degraded {
+		return st
+	}
+	why := fmt.Sprintf("the search for repositories stopped after %d entries in a writable tree: a repository beyond it has no read-only mounts, so its config and hooks stay writable", gitWalkLimit)
+	if guard {
+		why += " to a call that opens an existing file without O_CREAT (the create guard refuses making, renaming onto or appending with O_CREAT to a git directory's config, commondir, gitdir, hooks/ and info/ anywhere, and every new git directory)"
+	}
+	st.Status = Degraded
+	if st.Reason != "" {
+		st.Reason += "; "
+	}
+	st.Reason += why
+	return st
+}
+
+// runGuarantees is the Report's guarantees and level for this run.
+func (p *Process) runGuarantees() ([]GuaranteeStatus, Level) {
+	r := p.e.report
+	if !p.plan.protect.truncated {
+		return r.Guarantees, r.Level
+	}
+	gs := append([]GuaranteeStatus(nil), r.Guarantees...)
+	for i := range gs {
+		if gs[i].Guarantee == profile.ProtectedPaths {
+			gs[i] = protectedRunStatus(gs[i], p.plan.protect, p.e.host.CreateGuard && !createGuardOff)
+		}
+	}
+	return gs, levelOf(gs)
 }
 
 // protectedPathsStatus is the Report's line for protected paths. What

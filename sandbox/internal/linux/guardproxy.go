@@ -556,7 +556,60 @@ func (p *guardProxy) refused(parent int, name string) bool {
 			return true
 		}
 	}
-	return p.absent[guardKey{st.Dev, st.Ino, n}]
+	if p.absent[guardKey{st.Dev, st.Ino, n}] {
+		return true
+	}
+	return gitFileOf(parent, n)
+}
+
+// gitFileOf reports whether name in dir is a file host git reads for
+// config or hooks of the git directory it is in: config,
+// config.worktree, commondir or gitdir in a git directory, anything in
+// its hooks/ or info/. The start protects those of the repositories it
+// found with mounts; this holds any other (one beyond the start's
+// search, gitProtection.truncated) against what makes a name: git
+// config's rename of config.lock, a shell's >>, an editor's save.
+func gitFileOf(dir int, name string) bool {
+	switch name {
+	case "config", "config.worktree", "commondir", "gitdir":
+		if isGitDirAt(dir, ".") {
+			return true
+		}
+	}
+	up, err := unix.Openat(dir, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(up)
+	var d unix.Stat_t
+	if unix.Fstat(dir, &d) != nil {
+		return false
+	}
+	for _, sub := range []string{"hooks", "info"} {
+		var s unix.Stat_t
+		if unix.Fstatat(up, sub, &s, unix.AT_SYMLINK_NOFOLLOW) == nil && s.Dev == d.Dev && s.Ino == d.Ino {
+			return isGitDirAt(up, ".")
+		}
+	}
+	return false
+}
+
+// isGitDirAt reports whether name beneath dir is a git directory as host
+// git tells one: a HEAD, and objects/ or a commondir.
+func isGitDirAt(dir int, name string) bool {
+	fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var s unix.Stat_t
+	if unix.Fstatat(fd, "HEAD", &s, 0) != nil || s.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	if unix.Fstatat(fd, "objects", &s, unix.AT_SYMLINK_NOFOLLOW) == nil && s.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return true
+	}
+	return unix.Fstatat(fd, "commondir", &s, unix.AT_SYMLINK_NOFOLLOW) == nil
 }
 
 // maxDepth bounds inGitDir's walk up: deeper than any path the kernel
