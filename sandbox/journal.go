@@ -30,6 +30,9 @@ type runJournal struct {
 	// Placeholders are the empty directories made for the run
 	// (placeholders.go), removed by the check.
 	Placeholders []placeholder `json:"placeholders,omitempty"`
+	// Guarded: the create guard ran (no .git could be made where the
+	// host sees it), so a search for new ones cut short misses none.
+	Guarded bool `json:"guarded,omitempty"`
 
 	file *os.File // open and locked while the run lasts
 	// locks are the run's shared locks of its Roots (lockRoots), held

@@ -243,12 +243,18 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 			continue
 		}
 		budget := gitWalkLimit
-		walkDotGit(r.Path, &budget, func(_, path string) {
+		whole := walkDotGit(r.Path, &budget, func(_, path string) {
 			if i, rel := rootOf(rootPaths(j.Roots), path); i == ri && !had[path] {
 				states = append(states, protectedState{Root: ri, Rel: rel})
 				had[path] = true
 			}
 		}, nil)
+		if !whole && !j.Guarded {
+			// Never silent: without the guard a .git beyond the limit may
+			// be the run's, and is not moved aside.
+			denials = append(denials, Denial{Kind: "filesystem", Target: r.Path,
+				Reason: fmt.Sprintf("the end-of-run search for new repositories stopped after %d entries: a .git the run made beyond it was not moved aside; look before running git there", gitWalkLimit)})
+		}
 	}
 	for _, st := range states {
 		if st.Root >= len(rootFDs) || rootFDs[st.Root] < 0 {
