@@ -49,6 +49,9 @@ type gitProtection struct {
 	// (HEAD and objects or commondir): beneath them, and nowhere else
 	// the host can see, the create guard lets a HEAD be made.
 	gitDirs []string
+	// named are the entries below the top of the workspace named by
+	// one of the profile's **/NAME entries: read-only in the view.
+	named []string
 	// truncated is set when a writable tree held more than
 	// gitWalkLimit entries: repositories beyond the walk's reach get no
 	// mounts. The run's Report says so (protectedRunStatus), and a
@@ -85,14 +88,23 @@ type gitDiscovery struct {
 	worktrees []string
 	dotgits   []string
 	budget    int
+	// names are entry names protected at any depth of ws (the
+	// profile's **/NAME entries); the walk lists each one it finds
+	// below the top in out.named.
+	names map[string]bool
+	ws    string
 }
 
 // discoverGit finds every repository in roots (the writable trees of a
 // run) and lists what host git reads of them. home is the host user's
 // home (for ~ in configs and the global config); getenv reads the host
 // environment (XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM).
-func discoverGit(roots []string, home string, getenv func(string) string) gitProtection {
-	d := &gitDiscovery{roots: roots, home: home, seen: map[string]bool{}}
+// The same walk lists the entries named names below the top of ws.
+func discoverGit(roots []string, home string, getenv func(string) string, ws string, names []string) gitProtection {
+	d := &gitDiscovery{roots: roots, home: home, seen: map[string]bool{}, ws: ws, names: map[string]bool{}}
+	for _, n := range names {
+		d.names[n] = true
+	}
 	for _, root := range roots {
 		d.budget = gitWalkLimit
 		if isGitDir(root) {
@@ -138,29 +150,47 @@ func discoverGit(roots []string, home string, getenv func(string) string) gitPro
 
 // walk finds the repositories under dir.
 func (d *gitDiscovery) walk(dir string) {
-	if !walkDotGit(dir, &d.budget, func(wt, path string) {
-		d.dotgits = append(d.dotgits, path)
-		if fi, err := os.Lstat(path); err == nil {
-			d.repo(wt, path, fi.Mode().Type())
-		}
-	}, func(g string) {
-		// A bare repository (a fixture, a local remote): host git in it
-		// reads its config like any other's.
-		d.gitDir(g, "")
-	}) {
+	w := treeWalk{
+		dotGit: func(wt, path string) {
+			d.dotgits = append(d.dotgits, path)
+			if fi, err := os.Lstat(path); err == nil {
+				d.repo(wt, path, fi.Mode().Type())
+			}
+		},
+		bare: func(g string) {
+			// A bare repository (a fixture, a local remote): host git in
+			// it reads its config like any other's.
+			d.gitDir(g, "")
+		},
+	}
+	if dir == d.ws && len(d.names) > 0 {
+		w.names, w.named = d.names, func(path string) { d.out.named = append(d.out.named, path) }
+	}
+	if !walkDotGit(dir, &d.budget, w) {
 		d.out.truncated = true
 	}
 }
 
-// walkDotGit calls visit for every entry named .git under dir (with the
-// directory holding it), and bare, when not nil, for every directory
-// beneath dir that is itself a git directory (isGitDir), breadth first,
-// without following symlinks and without descending into git
-// directories, until budget entries have been looked at (then it returns
-// false). It reads directories with
+// treeWalk is what walkDotGit reports, and to whom.
+type treeWalk struct {
+	// dotGit is called for every entry named .git, with the directory
+	// holding it.
+	dotGit func(wt, path string)
+	// bare, when not nil, is called for every directory beneath the top
+	// that is itself a git directory (isGitDir).
+	bare func(g string)
+	// named, when not nil, is called for every entry below the top
+	// whose name is in names.
+	names map[string]bool
+	named func(path string)
+}
+
+// walkDotGit walks dir for w, breadth first, without following symlinks
+// and without descending into git directories, until budget entries have
+// been looked at (then it returns false). It reads directories with
 // getdents into one buffer and allocates only for directories it will
 // enter: every run pays for it, at its start and at its end.
-func walkDotGit(dir string, budget *int, visit func(wt, path string), bare func(g string)) bool {
+func walkDotGit(dir string, budget *int, w treeWalk) bool {
 	buf := make([]byte, 32<<10)
 	queue := []string{dir}
 	for len(queue) > 0 {
@@ -191,10 +221,13 @@ func walkDotGit(dir string, budget *int, visit func(wt, path string), bare func(
 					unix.Close(fd)
 					return false
 				}
+				if w.named != nil && cur != dir && w.names[string(name)] {
+					w.named(filepath.Join(cur, string(name)))
+				}
 				switch {
 				case string(name) == "." || string(name) == "..":
 				case string(name) == ".git":
-					visit(cur, filepath.Join(cur, ".git"))
+					w.dotGit(cur, filepath.Join(cur, ".git"))
 				case typ == unix.DT_DIR:
 					subdirs = append(subdirs, filepath.Join(cur, string(name)))
 				case typ == unix.DT_UNKNOWN:
@@ -208,8 +241,8 @@ func walkDotGit(dir string, budget *int, visit func(wt, path string), bare func(
 			}
 		}
 		unix.Close(fd)
-		if head && bare != nil && cur != dir && isGitDir(cur) {
-			bare(cur)
+		if head && w.bare != nil && cur != dir && isGitDir(cur) {
+			w.bare(cur)
 			continue
 		}
 		queue = append(queue, subdirs...)

@@ -63,6 +63,10 @@ type protectPlan struct {
 	// inProgress do not exist at compile, may be made by the run, and
 	// are checked at its end only (gitProtection.inProgress).
 	inProgress []string
+	// nested are the names protected at any depth of the workspace
+	// (profile.AnyDepthName): those there below the top are in present;
+	// the create guard refuses new ones.
+	nested []string
 	// truncated: the search for repositories stopped at gitWalkLimit
 	// entries in some tree.
 	truncated bool
@@ -243,12 +247,12 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 			continue
 		}
 		budget := gitWalkLimit
-		whole := walkDotGit(r.Path, &budget, func(_, path string) {
+		whole := walkDotGit(r.Path, &budget, treeWalk{dotGit: func(_, path string) {
 			if i, rel := rootOf(rootPaths(j.Roots), path); i == ri && !had[path] {
 				states = append(states, protectedState{Root: ri, Rel: rel})
 				had[path] = true
 			}
-		}, nil)
+		}})
 		if !whole && !j.Guarded {
 			// Never silent: without the guard a .git beyond the limit may
 			// be the run's, and is not moved aside.

@@ -19,7 +19,22 @@ import (
 // in the writable trees (gitrepos.go).
 func planProtection(s profile.Spec) protectPlan {
 	ws := s.Workspace
-	pl := protectPlan{ws: ws, globs: globsOf(s.Filesystem.Protected)}
+	var nested []string
+	protected := s.Filesystem.Protected[:0:0]
+	for _, rel := range s.Filesystem.Protected {
+		if name, ok := profile.AnyDepthName(rel); ok {
+			// At the top like any entry; below it, found by the walk and
+			// refused by the create guard.
+			nested = append(nested, name)
+			rel = name
+		}
+		protected = append(protected, rel)
+	}
+	s.Filesystem.Protected = uniqueSorted(protected)
+	if s.ReadOnlyWorkspace {
+		nested = nil
+	}
+	pl := protectPlan{ws: ws, globs: globsOf(s.Filesystem.Protected), nested: uniqueSorted(nested)}
 	if !s.ReadOnlyWorkspace {
 		pl.roots = append(pl.roots, ws)
 	}
@@ -29,8 +44,9 @@ func planProtection(s profile.Spec) protectPlan {
 		}
 	}
 	home, _ := os.UserHomeDir()
-	git := discoverGit(pl.roots, home, os.Getenv)
+	git := discoverGit(pl.roots, home, os.Getenv, ws, pl.nested)
 	pl.present = append(pl.present, git.pins...)
+	pl.present = append(pl.present, git.named...)
 	pl.present = append(pl.present, git.readOnly...)
 	pl.absent = append(pl.absent, git.absent...)
 	if !s.ReadOnlyWorkspace {
@@ -195,6 +211,7 @@ func (p *Process) guardConfig() *linux.GuardConfig {
 			g.Held = append(g.Held, linux.GuardName{Dir: st.Chain[i-1], Name: parts[i-1]})
 		}
 	}
+	g.Names = p.plan.protect.nested
 	for _, d := range p.plan.protect.gitDirs {
 		var s unix.Stat_t
 		if unix.Stat(d, &s) == nil {

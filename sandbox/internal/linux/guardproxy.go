@@ -91,6 +91,7 @@ type guardProxy struct {
 	held            map[guardKey]bool
 	private         map[uint64]bool
 	gitDirs         map[[2]uint64]bool
+	names           map[string]bool
 }
 
 // runGuardProxy is the proxy's main; it never returns.
@@ -114,6 +115,10 @@ func runGuardProxy() {
 	p := &guardProxy{roots: map[[2]uint64]bool{}, absent: map[guardKey]bool{}, held: map[guardKey]bool{}, private: map[uint64]bool{}, gitDirs: map[[2]uint64]bool{}}
 	for _, g := range cfg.GitDirs {
 		p.gitDirs[g] = true
+	}
+	p.names = map[string]bool{}
+	for _, n := range cfg.Names {
+		p.names[n] = true
 	}
 	for _, r := range cfg.Roots {
 		p.roots[r] = true
@@ -539,6 +544,9 @@ func (p *guardProxy) refused(parent int, name string) bool {
 	}
 	if p.private[st.Dev] {
 		return p.absent[guardKey{st.Dev, st.Ino, n}]
+	}
+	if p.names[n] {
+		return true
 	}
 	switch n {
 	case ".git":

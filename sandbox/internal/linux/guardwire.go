@@ -37,7 +37,10 @@ type GuardConfig struct {
 	// directory for host git whatever its name (git init --bare), may be
 	// made only beneath one of them or on a private filesystem.
 	GitDirs [][2]uint64 `json:"git_dirs,omitempty"`
-	Rlimits []Rlimit    `json:"rlimits,omitempty"`
+	// Names may not be made anywhere the host can see (the profile's
+	// **/NAME entries: sub/.vscode, sub/.envrc), like .git.
+	Names   []string `json:"names,omitempty"`
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
 }
 
 // GuardName is the entry Name in the directory Dir (device, inode).
