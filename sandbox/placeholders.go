@@ -354,3 +354,9 @@ func unlinkFlag(socket bool) int {
 	}
 	return unix.AT_REMOVEDIR
 }
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
