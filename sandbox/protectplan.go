@@ -273,11 +273,11 @@ func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 		st.Status, st.Reason = Unavailable, "user namespaces unavailable: "+h.UserNSReason
 	case h.CreateGuard:
 		st.Status = Enforced
-		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start; a seccomp create guard refusing .git anywhere the host can see and every other protected name absent at start, and chmod or chown of a writable tree's root; journaled end-of-run check as a backstop"
+		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start, shared by overlapping runs; a seccomp create guard refusing .git, a HEAD outside the start's git directories, any git directory's config and hooks, and the profile's **/NAME names anywhere the host can see, every other protected name absent at start, and chmod or chown of a writable tree's root; journaled end-of-run check as a backstop (it also moves aside a rebase, am, cherry-pick or bisect the run left in progress)"
 	default:
 		st.Status = Degraded
 		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start (.git in every writable tree); journaled end-of-run check"
-		st.Reason = "no create guard (" + h.CreateGuardReason + "): a protected path absent at start beneath an existing directory (a new nested repository such as sub/.git, a repository's missing hooks directory, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs there during the run can act on it; the workspace's own mode and owner are put back at the end, not held"
+		st.Reason = "no create guard (" + h.CreateGuardReason + "): a protected path absent at start beneath an existing directory (a new nested repository such as sub/.git, a repository's missing hooks directory, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs there during the run can act on it; the workspace's own mode and owner are put back at the end, not held; a directory can be made a git directory under another name (git init --bare), and the profile's **/NAME names below the top can be made"
 	}
 	return st
 }
