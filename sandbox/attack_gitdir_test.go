@@ -8,6 +8,7 @@ import (
 
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox"
 )
 
 // bareConfig is a config that makes host git in the directory holding it
@@ -50,44 +51,64 @@ func TestAttackGitDirAnyName(t *testing.T) {
 			},
 			script: `mkdir -p d/objects d/refs; ` + bareConfig + ` > d/config`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			sandboxtest.PlantSecrets(t)
-			ws := sandboxtest.GitWorkspace(t)
-			if tc.setup != nil {
-				tc.setup(t, ws)
+		for _, guard := range []bool{true, false} {
+			name := tc.name
+			if !guard {
+				// The backstop, on a host without the guard: the end of
+				// the run moves the new git directory's HEAD aside.
+				name += "/without-create-guard"
 			}
-			sb := sandboxtest.New(t, preset, ws, nil)
-			if sb.Degraded(profile.ProtectedPaths) {
-				t.Skip("no create guard on this host: a new git directory is caught only by name at the end")
-			}
-			marker := filepath.Join(sandboxtest.OutsideDir(t), "ran")
-			dir := filepath.Join(ws, tc.dir)
-			p := sandboxtest.Probe{Args: sandboxtest.Sh(gitPrelude+tc.script, marker)}
-			o := sb.Run(t, p)
-			if hostGitRuns(marker, []string{dir}) {
-				t.Errorf("ATTACK SUCCEEDED: host git in %s ran the program the run planted\n%s\ndenials %+v", tc.dir, o, o.Result.Denials)
-			}
-			denied := false
-			for _, d := range o.Result.Denials {
-				denied = denied || strings.Contains(d.Reason, "protected name")
-			}
-			if !denied {
-				t.Errorf("no denial names the refused git directory: %+v\n%s", o.Result.Denials, o)
-			}
-			// Control: the same script on the host makes a git directory
-			// host git runs the marker from.
-			if tc.dir != "." {
-				os.RemoveAll(dir)
-			}
-			os.Remove(filepath.Join(ws, "h"))
-			if tc.setup != nil {
-				tc.setup(t, ws)
-			}
-			sb.Host(t, p)
-			if !hostGitRuns(marker, []string{dir}) {
-				t.Fatalf("positive control failed: the script on the host did not make host git in %s run the marker: %s", tc.dir, gitRun(dir, "status"))
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				if !guard {
+					t.Cleanup(sandbox.SetCreateGuardForTest(false))
+				}
+				attackGitDir(t, tc.setup, tc.script, tc.dir, guard)
+			})
+		}
+	}
+}
+
+func attackGitDir(t *testing.T, setup func(t *testing.T, ws string), script, rel string, guard bool) {
+	tc := struct {
+		setup  func(t *testing.T, ws string)
+		script string
+		dir    string
+	}{setup, script, rel}
+	sandboxtest.PlantSecrets(t)
+	ws := sandboxtest.GitWorkspace(t)
+	if tc.setup != nil {
+		tc.setup(t, ws)
+	}
+	sb := sandboxtest.New(t, preset, ws, nil)
+	if guard && sb.Degraded(profile.ProtectedPaths) {
+		t.Skip("no create guard on this host")
+	}
+	marker := filepath.Join(sandboxtest.OutsideDir(t), "ran")
+	dir := filepath.Join(ws, tc.dir)
+	p := sandboxtest.Probe{Args: sandboxtest.Sh(gitPrelude+tc.script, marker)}
+	o := sb.Run(t, p)
+	if hostGitRuns(marker, []string{dir}) {
+		t.Errorf("ATTACK SUCCEEDED: host git in %s ran the program the run planted\n%s\ndenials %+v", tc.dir, o, o.Result.Denials)
+	}
+	denied := false
+	for _, d := range o.Result.Denials {
+		denied = denied || guard && strings.Contains(d.Reason, "protected name") || !guard && strings.HasSuffix(d.Target, "/HEAD") && strings.Contains(d.Reason, "moved to")
+	}
+	if !denied {
+		t.Errorf("no denial names the refused git directory: %+v\n%s", o.Result.Denials, o)
+	}
+	// Control: the same script on the host makes a git directory
+	// host git runs the marker from.
+	if tc.dir != "." {
+		os.RemoveAll(dir)
+	}
+	os.Remove(filepath.Join(ws, "h"))
+	if tc.setup != nil {
+		tc.setup(t, ws)
+	}
+	sb.Host(t, p)
+	if !hostGitRuns(marker, []string{dir}) {
+		t.Fatalf("positive control failed: the script on the host did not make host git in %s run the marker: %s", tc.dir, gitRun(dir, "status"))
 	}
 }
 

@@ -455,7 +455,8 @@ func (d *gitDiscovery) isRoot(path string) bool {
 // isGitDir reports whether dir looks like a git directory: a HEAD file
 // and an objects directory or a commondir file.
 func isGitDir(dir string) bool {
-	if fi, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+	// Git takes a symlinked HEAD (into refs/) as well as a file.
+	if fi, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil || !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0 {
 		return false
 	}
 	if fi, err := os.Lstat(filepath.Join(dir, "objects")); err == nil && fi.IsDir() {

@@ -31,6 +31,10 @@ type runJournal struct {
 	// Placeholders are the empty directories made for the run
 	// (placeholders.go), removed by the check.
 	Placeholders []placeholder `json:"placeholders,omitempty"`
+	// GitDirs are the git directories that were repositories at the
+	// start (gitProtection.gitDirs): any other the end finds, under any
+	// name, is the run's, and its HEAD is moved aside.
+	GitDirs []string `json:"git_dirs,omitempty"`
 	// Guarded: the create guard ran (no .git could be made where the
 	// host sees it), so a search for new ones cut short misses none.
 	Guarded bool `json:"guarded,omitempty"`

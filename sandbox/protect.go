@@ -242,9 +242,28 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 	for _, p := range j.DotGits {
 		had[p] = true
 	}
+	// And a git directory under another name (git init --bare sub):
+	// without the create guard, the backstop moves its HEAD aside, so
+	// host git no longer takes it for one.
+	hadGit := map[string]bool{}
+	for _, g := range j.GitDirs {
+		hadGit[g] = true
+	}
+	newGitDir := func(ri int, g string) {
+		if hadGit[g] {
+			return
+		}
+		if i, rel := rootOf(rootPaths(j.Roots), filepath.Join(g, "HEAD")); i == ri {
+			states = append(states, protectedState{Root: ri, Rel: rel})
+			hadGit[g] = true
+		}
+	}
 	for ri, r := range j.Roots {
 		if rootFDs[ri] < 0 {
 			continue
+		}
+		if isGitDir(r.Path) {
+			newGitDir(ri, r.Path)
 		}
 		budget := gitWalkLimit
 		whole := walkDotGit(r.Path, &budget, treeWalk{dotGit: func(_, path string) {
@@ -252,7 +271,7 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 				states = append(states, protectedState{Root: ri, Rel: rel})
 				had[path] = true
 			}
-		}})
+		}, bare: func(g string) { newGitDir(ri, g) }})
 		if !whole && !j.Guarded {
 			// Never silent: without the guard a .git beyond the limit may
 			// be the run's, and is not moved aside.

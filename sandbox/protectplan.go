@@ -145,7 +145,7 @@ func (p *Process) startProtection() error {
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
 	}
 	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits, locks: locks,
-		Guarded: p.e.host.CreateGuard && !createGuardOff}
+		GitDirs: pl.gitDirs, Guarded: p.e.host.CreateGuard && !createGuardOff}
 	for ri, r := range pl.roots {
 		for _, n := range pl.placeholders[r] {
 			j.Placeholders = append(j.Placeholders, placeholder{Root: ri, Name: n, Socket: placeholderMode(n) == unix.S_IFSOCK})

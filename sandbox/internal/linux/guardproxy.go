@@ -611,7 +611,8 @@ func isGitDirAt(dir int, name string) bool {
 	}
 	defer unix.Close(fd)
 	var s unix.Stat_t
-	if unix.Fstatat(fd, "HEAD", &s, 0) != nil || s.Mode&unix.S_IFMT != unix.S_IFREG {
+	// Git takes a symlinked HEAD (into refs/) as well as a file.
+	if unix.Fstatat(fd, "HEAD", &s, unix.AT_SYMLINK_NOFOLLOW) != nil || s.Mode&unix.S_IFMT != unix.S_IFREG && s.Mode&unix.S_IFMT != unix.S_IFLNK {
 		return false
 	}
 	if unix.Fstatat(fd, "objects", &s, unix.AT_SYMLINK_NOFOLLOW) == nil && s.Mode&unix.S_IFMT == unix.S_IFDIR {
