@@ -7,6 +7,7 @@ import (
 
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox"
 )
 
 // TestAttackProtectedNamesBelowTop: the agents' and editors' settings
@@ -22,6 +23,22 @@ func TestAttackProtectedNamesBelowTop(t *testing.T) {
 		`echo 'repos: [{repo: local, hooks: [{id: x, entry: touch pwned, language: system}]}]' > .pre-commit-config.yaml; ` +
 		`echo 'pre-commit: {commands: {x: {run: touch pwned}}}' > lefthook.yml; echo 'pre-commit: {commands: {x: {run: touch pwned}}}' > .lefthook.yml; ` +
 		`mv sub/.vscode sub/old; mkdir -p sub/.vscode; echo '{"tasks":[]}' > sub/.vscode/tasks.json; `
+	for _, guard := range []bool{true, false} {
+		name := "with-create-guard"
+		if !guard {
+			// The backstop: the end of the run moves aside what it made.
+			name = "without-create-guard"
+		}
+		t.Run(name, func(t *testing.T) {
+			if !guard {
+				t.Cleanup(sandbox.SetCreateGuardForTest(false))
+			}
+			attackNestedNames(t, plant, guard)
+		})
+	}
+}
+
+func attackNestedNames(t *testing.T, plant string, guard bool) {
 	planted := []string{"sub/.vscode/tasks.json", "pkg/.vscode/tasks.json", "pkg/deep/.envrc", "pkg/.claude/settings.json", "pkg/.mcp.json",
 		".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml"}
 	ws := sandboxtest.Workspace(t)
@@ -29,8 +46,8 @@ func TestAttackProtectedNamesBelowTop(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Dir(settings), 0o755))
 	must(t, os.WriteFile(settings, []byte("mine\n"), 0o644))
 	sb := sandboxtest.New(t, preset, ws, nil)
-	if sb.Degraded(profile.ProtectedPaths) {
-		t.Skip("no create guard on this host: a name below the top is refused only by it")
+	if guard && sb.Degraded(profile.ProtectedPaths) {
+		t.Skip("no create guard on this host")
 	}
 	o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh(plant)})
 	for _, rel := range planted {
@@ -41,6 +58,7 @@ func TestAttackProtectedNamesBelowTop(t *testing.T) {
 	if data, err := os.ReadFile(settings); err != nil || string(data) != "mine\n" {
 		t.Errorf("sub/.vscode/settings.json there at the start changed: %q %v", data, err)
 	}
+	t.Logf("denials: %+v", o.Result.Denials)
 	if len(o.Result.Denials) == 0 {
 		t.Errorf("no denial names what was refused\n%s", o)
 	}

@@ -35,6 +35,11 @@ type runJournal struct {
 	// start (gitProtection.gitDirs): any other the end finds, under any
 	// name, is the run's, and its HEAD is moved aside.
 	GitDirs []string `json:"git_dirs,omitempty"`
+	// Nested are the names protected at any depth of the workspace
+	// (profile.AnyDepthName), and NestedHad those of them below its top
+	// at the start: one the end finds that was not there is the run's.
+	Nested    []string `json:"nested,omitempty"`
+	NestedHad []string `json:"nested_had,omitempty"`
 	// Guarded: the create guard ran (no .git could be made where the
 	// host sees it), so a search for new ones cut short misses none.
 	Guarded bool `json:"guarded,omitempty"`

@@ -63,6 +63,8 @@ type protectPlan struct {
 	// inProgress do not exist at compile, may be made by the run, and
 	// are checked at its end only (gitProtection.inProgress).
 	inProgress []string
+	// named are those of nested found below the top at compile.
+	named []string
 	// nested are the names protected at any depth of the workspace
 	// (profile.AnyDepthName): those there below the top are in present;
 	// the create guard refuses new ones.
@@ -249,6 +251,10 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 	for _, g := range j.GitDirs {
 		hadGit[g] = true
 	}
+	hadNamed := map[string]bool{}
+	for _, p := range j.NestedHad {
+		hadNamed[p] = true
+	}
 	newGitDir := func(ri int, g string) {
 		if hadGit[g] {
 			return
@@ -266,12 +272,25 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 			newGitDir(ri, r.Path)
 		}
 		budget := gitWalkLimit
-		whole := walkDotGit(r.Path, &budget, treeWalk{dotGit: func(_, path string) {
+		w := treeWalk{dotGit: func(_, path string) {
 			if i, rel := rootOf(rootPaths(j.Roots), path); i == ri && !had[path] {
 				states = append(states, protectedState{Root: ri, Rel: rel})
 				had[path] = true
 			}
-		}, bare: func(g string) { newGitDir(ri, g) }})
+		}, bare: func(g string) { newGitDir(ri, g) }}
+		if r.Path == j.Workspace && len(j.Nested) > 0 {
+			// Without the guard, sub/.vscode the run made is moved aside.
+			w.names, w.named = map[string]bool{}, func(path string) {
+				if i, rel := rootOf(rootPaths(j.Roots), path); i == ri && !hadNamed[path] {
+					states = append(states, protectedState{Root: ri, Rel: rel})
+					hadNamed[path] = true
+				}
+			}
+			for _, n := range j.Nested {
+				w.names[n] = true
+			}
+		}
+		whole := walkDotGit(r.Path, &budget, w)
 		if !whole && !j.Guarded {
 			// Never silent: without the guard a .git beyond the limit may
 			// be the run's, and is not moved aside.

@@ -47,6 +47,7 @@ func planProtection(s profile.Spec) protectPlan {
 	git := discoverGit(pl.roots, home, os.Getenv, ws, pl.nested)
 	pl.present = append(pl.present, git.pins...)
 	pl.present = append(pl.present, git.named...)
+	pl.named = git.named
 	pl.present = append(pl.present, git.readOnly...)
 	pl.absent = append(pl.absent, git.absent...)
 	if !s.ReadOnlyWorkspace {
@@ -145,7 +146,7 @@ func (p *Process) startProtection() error {
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
 	}
 	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits, locks: locks,
-		GitDirs: pl.gitDirs, Guarded: p.e.host.CreateGuard && !createGuardOff}
+		GitDirs: pl.gitDirs, Nested: pl.nested, NestedHad: pl.named, Guarded: p.e.host.CreateGuard && !createGuardOff}
 	for ri, r := range pl.roots {
 		for _, n := range pl.placeholders[r] {
 			j.Placeholders = append(j.Placeholders, placeholder{Root: ri, Name: n, Socket: placeholderMode(n) == unix.S_IFSOCK})
@@ -277,7 +278,7 @@ func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 	default:
 		st.Status = Degraded
 		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start (.git in every writable tree); journaled end-of-run check"
-		st.Reason = "no create guard (" + h.CreateGuardReason + "): a protected path absent at start beneath an existing directory (a new nested repository such as sub/.git, a repository's missing hooks directory, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs there during the run can act on it; the workspace's own mode and owner are put back at the end, not held; a directory can be made a git directory under another name (git init --bare), and the profile's **/NAME names below the top can be made"
+		st.Reason = "no create guard (" + h.CreateGuardReason + "): a protected path absent at start beneath an existing directory (a new nested repository such as sub/.git, a repository's missing hooks directory, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs there during the run can act on it; the workspace's own mode and owner are put back at the end, not held; a directory can be made a git directory under another name (git init --bare), and the profile's **/NAME names below the top can be made, until the end of the run moves them aside"
 	}
 	return st
 }
