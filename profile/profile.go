@@ -113,6 +113,9 @@ func New(s Spec) (*Profile, error) {
 		if p == "" || filepath.IsAbs(p) || c == "." || c == ".." || strings.HasPrefix(c, "../") {
 			return nil, &FieldError{Field: "filesystem.protected", Value: p, Fix: "write a path relative to the workspace, like .git/hooks"}
 		}
+		if err := checkProtectedGlob(p); err != nil {
+			return nil, err
+		}
 	}
 	s.Filesystem.Protected = sortedUnique(s.Filesystem.Protected)
 
@@ -265,6 +268,25 @@ func denyGlob(g, home, ws string) (string, error) {
 		return "", &FieldError{Field: "filesystem.deny", Value: g, Fix: "malformed glob: " + err.Error()}
 	}
 	return a, nil
+}
+
+// checkProtectedGlob refuses a protected entry whose wildcards the
+// sandbox cannot hold: "**" is an element of its own ("**/NAME" for a name
+// at any depth, "src/**/*.pem" from a deny Edit rule), never part of a
+// name, and never the whole workspace (read_only_workspace says that).
+func checkProtectedGlob(p string) error {
+	if filepath.Clean(p) == "**" {
+		return &FieldError{Field: "filesystem.protected", Value: p, Fix: "that is the whole workspace; set read_only_workspace = true"}
+	}
+	for _, el := range strings.Split(filepath.ToSlash(p), "/") {
+		if el != "**" && strings.Contains(el, "**") {
+			return &FieldError{Field: "filesystem.protected", Value: p, Fix: "** stands for whole path elements (**/NAME, dir/**/*.pem), not part of a name"}
+		}
+		if _, err := filepath.Match(el, ""); err != nil {
+			return &FieldError{Field: "filesystem.protected", Value: p, Fix: "malformed glob: " + err.Error()}
+		}
+	}
+	return nil
 }
 
 // hidesPath reports whether the deny glob matches p or one of p's parents.

@@ -221,7 +221,7 @@ func refusalReason(op uint32) string {
 	if op == linux.GuardChmod || op == linux.GuardChown {
 		return "the mode and owner of a writable tree are held for the run; not changed"
 	}
-	return "protected name: host git would read it (a new .git, or a path a repository's config names that was absent at the start); not created"
+	return "protected name: host git would read it (a new .git, a HEAD outside the repositories there at the start, which would make a git directory of any name, a git directory's config or hooks, or a path a repository's config names that was absent at the start); not created"
 }
 
 // reply answers a stop with errno (0: success, value 0).

@@ -31,9 +31,25 @@ type runJournal struct {
 	// Placeholders are the empty directories made for the run
 	// (placeholders.go), removed by the check.
 	Placeholders []placeholder `json:"placeholders,omitempty"`
+	// GitDirs are the git directories that were repositories at the
+	// start (gitProtection.gitDirs): any other the end finds, under any
+	// name, is the run's, and its HEAD is moved aside.
+	GitDirs []string `json:"git_dirs,omitempty"`
+	// Nested are the names protected at any depth of the workspace
+	// (profile.AnyDepthName), and NestedHad those of them below its top
+	// at the start: one the end finds that was not there is the run's.
+	Nested    []string `json:"nested,omitempty"`
+	NestedHad []string `json:"nested_had,omitempty"`
+	// Guarded: the create guard ran (no .git could be made where the
+	// host sees it), so a search for new ones cut short misses none.
+	Guarded bool `json:"guarded,omitempty"`
 
 	file *os.File // open and locked while the run lasts
 	path string   // where file is (its Name is the temporary one)
+	// locks are the run's shared locks of its Roots (lockRoots), held
+	// until the end-of-run check; nil for a journal a later start
+	// finishes.
+	locks []int
 }
 
 // journalDirs are where run journals may live, in order of preference:
@@ -183,6 +199,7 @@ func (j *runJournal) rewrite() error {
 
 // finish removes the journal of a run whose check passed, and unlocks it.
 func (j *runJournal) finish() {
+	j.unlockRoots()
 	if j.file == nil {
 		return
 	}
@@ -194,10 +211,17 @@ func (j *runJournal) finish() {
 // release unlocks the journal but leaves it, for the next start to
 // check again.
 func (j *runJournal) release() {
+	j.unlockRoots()
 	if j.file != nil {
 		j.file.Close()
 		j.file = nil
 	}
+}
+
+// unlockRoots lets go of the run's locks of its trees (placeholders.go).
+func (j *runJournal) unlockRoots() {
+	closeAll(j.locks)
+	j.locks = nil
 }
 
 // FinishInterruptedRuns runs the end-of-run check of every run whose

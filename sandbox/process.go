@@ -90,6 +90,14 @@ func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A profile that requires protected paths does not run where the
+	// search for repositories could not cover the writable trees.
+	if pl.protect.truncated && e.profile.Required().Has(profile.ProtectedPaths) {
+		st := protectedRunStatus(e.report.Status(profile.ProtectedPaths), pl.protect, e.host.CreateGuard && !createGuardOff)
+		if st.Status != Enforced {
+			return nil, &UnavailableError{Missing: []GuaranteeStatus{st}}
+		}
+	}
 	if e.policy != nil {
 		planEgress(pl)
 	}
@@ -503,7 +511,8 @@ func (p *Process) Wait() (*Result, error) {
 	close(p.done)
 	end := time.Now()
 
-	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Level: p.e.report.Level, Guarantees: p.e.report.Guarantees, Budgets: p.e.report.Budgets, Silent: p.e.report.Silent}
+	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Budgets: p.e.report.Budgets, Silent: p.e.report.Silent}
+	res.Guarantees, res.Level = p.runGuarantees()
 	var ee *exec.ExitError
 	switch {
 	case werr == nil:

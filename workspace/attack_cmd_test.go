@@ -65,3 +65,20 @@ func TestAttackRuleCommand(t *testing.T) {
 		})
 	}
 }
+
+// deny Bash(git:*): git's private copy in /usr/lib/git-core is the same
+// program under another path; it is masked with the PATH's git.
+func TestAttackRuleCommandLibCopy(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	const libGit = "/usr/lib/git-core/git"
+	if _, err := os.Stat(libGit); err != nil {
+		t.Skip("no " + libGit + " on this host")
+	}
+	// The evidence is the program's own output: only the real git prints
+	// its version line.
+	p := sandboxtest.Probe{Args: sandboxtest.Sh(libGit + ` --version`)}
+	ws := sandboxtest.Workspace(t)
+	requireControl(t, sandboxtest.New(t, "workspace", ws, nil).Run(t, p), "git version")
+	o := sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Bash(git:*)")).Run(t, p)
+	requireNotIn(t, o, "git version")
+}

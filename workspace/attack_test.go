@@ -279,3 +279,37 @@ func TestReportListsRules(t *testing.T) {
 		t.Error("a different gate-only rule leaves the fingerprint unchanged")
 	}
 }
+
+// deny Edit(*.pem): "**/*.pem", a wildcard name at any depth: an
+// existing match stays read-only, a new one deeper down is refused by the
+// create guard (or, without it, moved aside at the end), and other files
+// beside it are written as usual. (A pattern with a fixed first directory,
+// Edit(./keys/**/*.pem), holds all of keys/ read-only, as every protected
+// entry holds its top-level name.)
+func TestAttackRuleEditDeepGlob(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	mark := sandboxtest.Marker(t, "pem")
+	p := sandboxtest.Probe{Args: sandboxtest.Sh(`echo "$1" > keys/old.pem; mkdir -p keys/a/b && echo "$1" > keys/a/b/new.pem; echo "$1" > keys/a/b/new.txt; echo done`, mark)}
+	setup := func() string {
+		ws := sandboxtest.Workspace(t)
+		must(t, os.MkdirAll(filepath.Join(ws, "keys"), 0o755))
+		must(t, os.WriteFile(filepath.Join(ws, "keys", "old.pem"), []byte("old\n"), 0o644))
+		return ws
+	}
+	ws := setup()
+	if o := sandboxtest.New(t, "workspace", ws, nil).Run(t, p); !sandboxtest.Exists(filepath.Join(ws, "keys/a/b/new.pem")) {
+		t.Fatalf("positive control failed: without the rule the sandbox did not write keys/a/b/new.pem\n%s", o)
+	}
+	ws = setup()
+	before := sandboxtest.FileState(filepath.Join(ws, "keys/old.pem"))
+	o := sandboxtest.New(t, "workspace", ws, withRules(t, ws, "Edit(*.pem)")).Run(t, p)
+	if sandboxtest.FileState(filepath.Join(ws, "keys/old.pem")) != before {
+		t.Errorf("ATTACK SUCCEEDED: keys/old.pem changed\n%s", o)
+	}
+	if sandboxtest.Exists(filepath.Join(ws, "keys/a/b/new.pem")) {
+		t.Errorf("ATTACK SUCCEEDED: keys/a/b/new.pem is on the host after the run\n%s", o)
+	}
+	if !sandboxtest.Exists(filepath.Join(ws, "keys/a/b/new.txt")) {
+		t.Errorf("a file the rule does not name (keys/a/b/new.txt) was refused\n%s", o)
+	}
+}

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"crypto/sha256"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,8 +15,9 @@ import (
 // A Bash deny rule that names a whole program (Bash(rm:*), Bash(curl *))
 // is compiled into masks of that program: every name it has in the
 // directories a command finds programs in (the sandbox's default PATH),
-// and every other name of the same file there (hard links, and the file
-// symlinks lead to), become deny entries. The caller's own PATH is not
+// every other name of the same file there (hard links, and the file
+// symlinks lead to), and identical copies a distribution keeps in its
+// library directories (/usr/lib/git-core/git), become deny entries. The caller's own PATH is not
 // looked at: the overlay is part of the profile's fingerprint, which the
 // hook that issues a grant and the airlock run that redeems it must
 // compute alike whatever their environments. The view
@@ -123,12 +126,67 @@ func (x *programIndex) masks(name string) (paths []string, multi string) {
 			}
 		}
 		set[real] = true
+		for _, c := range libCopies(name, real) {
+			set[c] = true
+		}
 	}
 	for p := range set {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	return paths, ""
+}
+
+// libDirs are where distributions keep a program's private copies (git's
+// /usr/lib/git-core/git is not a link to /usr/bin/git, but the same
+// program): libCopies looks there.
+var libDirs = []string{"/usr/lib", "/usr/libexec", "/usr/local/lib", "/usr/local/libexec"}
+
+// libCopies returns the files named name in NAME/, NAME-core/ or NAME*/
+// of the library directories whose content is that of real, the program
+// found on the PATH: the same program under another path, which a mask
+// of the PATH's names alone would leave runnable.
+func libCopies(name, real string) []string {
+	want, err := os.Stat(real)
+	if err != nil {
+		return nil
+	}
+	var sum []byte
+	var out []string
+	for _, d := range libDirs {
+		cands, _ := filepath.Glob(filepath.Join(d, name+"*", name))
+		for _, c := range cands {
+			fi, err := os.Stat(c)
+			if err != nil || !fi.Mode().IsRegular() || fi.Size() != want.Size() || os.SameFile(fi, want) {
+				continue
+			}
+			if sum == nil {
+				if sum = fileSum(real); sum == nil {
+					return nil
+				}
+			}
+			if other := fileSum(c); other != nil && string(other) == string(sum) {
+				if r, err := filepath.EvalSymlinks(c); err == nil {
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// fileSum is the SHA-256 of the file at p, or nil.
+func fileSum(p string) []byte {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil
+	}
+	return h.Sum(nil)
 }
 
 // related reports whether two names of one file are names of the same

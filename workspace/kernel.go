@@ -179,9 +179,26 @@ func (c *compiler) write(p *rules.Pattern, e *Enforcement) {
 	if len(outside) > 0 {
 		mech = append(mech, "outside the workspace ("+strings.Join(outside, ", ")+"): read-only in the sandbox unless a write path of the profile covers it")
 	}
+	if tops := heldTops(append(rels, wild...)); len(tops) > 0 {
+		notes = append(notes, "the top-level "+strings.Join(tops, ", ")+" is read-only whole for the run, as for every protected entry")
+	}
 	e.Kernel = true
 	e.Mechanism = strings.Join(mech, "; ")
 	e.Note = strings.Join(notes, "; ")
+}
+
+// heldTops are the literal first names of protected entries that lie
+// beneath them (.github for .github/workflows): the sandbox holds such a
+// name read-only whole, so that it cannot be moved away and made again.
+func heldTops(rels []string) []string {
+	var out []string
+	for _, rel := range rels {
+		top, rest, ok := strings.Cut(rel, "/")
+		if ok && rest != "" && !strings.ContainsAny(top, "*?[") {
+			out = append(out, top)
+		}
+	}
+	return out
 }
 
 // coversWorkspace reports whether a path pattern is about the whole

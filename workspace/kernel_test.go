@@ -53,7 +53,7 @@ func TestKernelRules(t *testing.T) {
 		{rule: "Read(//**)", note: "workspace itself"},
 		{rule: "Read", note: "nothing"},
 		{rule: "Grep(./src/**)", note: "Grep tool only"},
-		{rule: "Edit(./.github/workflows/**)", kernel: true, protected: []string{".github/workflows"}},
+		{rule: "Edit(./.github/workflows/**)", kernel: true, protected: []string{".github/workflows"}, note: "top-level .github is read-only whole"},
 		{rule: "Write(./Makefile)", kernel: true, protected: []string{"Makefile"}},
 		{rule: "Edit(.env)", kernel: true, protected: []string{"**/.env"}, note: "refused by the create guard"},
 		{rule: "Edit(./ci/*.yml)", kernel: true, protected: []string{"ci/*.yml"}, note: "end-of-run check moves it aside"},
