@@ -157,6 +157,8 @@ func (h *Hook) Decide(ctx context.Context, in Input) Output {
 	// left to the masks); Claude Code's own tools it does not run.
 	sandboxed := pol.Sandbox || (h.Sandbox != nil && h.Sandbox.Always)
 	var ev *gate.Evaluator
+	info := Tool(in.ToolName)
+	confined := sandboxed && h.Sandbox != nil && pol.Profile != nil && info.Shell && hasCommand(in.ToolInput)
 	if sandboxed && h.Sandbox != nil && pol.Profile != nil {
 		ev = pol.Evaluator(shellTools()...)
 	} else {
@@ -165,11 +167,10 @@ func (h *Hook) Decide(ctx context.Context, in Input) Output {
 	ev.Recorder = &held
 	ev.Preparers = preparers(in.ToolName)
 	d, _ := ev.Decide(ctx, call) // d is a denial whenever err is set
-	info := Tool(in.ToolName)
 	now := time.Now()
 	verdict, reason := modeVerdict(in.PermissionMode, ws, info, d, func(r tool.Requirement) bool {
 		return pol.Rules.Match(rules.Allow, r, now) != nil
-	})
+	}, confined)
 	if verdict == VerdictDeny {
 		return finish(verdict, reason, nil)
 	}

@@ -53,7 +53,14 @@ const (
 //
 // ruleAllows reports whether an allow rule matches a requirement: the
 // gate does not look for one where the profile already allows it.
-func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision, ruleAllows func(tool.Requirement) bool) (Verdict, string) {
+//
+// confined says the call runs inside the airlock sandbox (sandbox mode's
+// rewrite of a shell tool's command). What the profile allows of such a
+// call is then run unasked in the modes where Claude Code's own sandbox
+// mode runs sandboxed commands unasked (default, acceptEdits,
+// bypassPermissions): the sandbox confines it, as Claude Code's would. In
+// plan mode, dontAsk, auto and unknown modes it still defers.
+func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision, ruleAllows func(tool.Requirement) bool, confined bool) (Verdict, string) {
 	switch d.Effect {
 	case rules.Deny:
 		return VerdictDeny, d.Reason
@@ -86,12 +93,26 @@ func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision, ruleAll
 		if s.Effect == rules.Allow && (s.Layer != gate.LayerProfile || ruleAllows != nil && ruleAllows(s.Requirement)) {
 			continue // a rule allows it: Claude Code's own allow rules would too
 		}
+		if confined && confinedUnasked(mode) {
+			continue // it runs in the sandbox, which confines it
+		}
 		if !unasked(mode, workspace, info, s.Requirement) {
 			return VerdictDefer, fmt.Sprintf("%s, but no rule allows %s %s and Claude Code asks about it in permission mode %q: Claude Code's permissions decide",
 				d.Reason, s.Requirement.Kind, s.Requirement.Target, modeName(mode))
 		}
 	}
 	return VerdictAllow, d.Reason
+}
+
+// confinedUnasked reports whether, in mode, a sandboxed command the
+// profile allows runs without asking (Claude Code's sandbox mode runs its
+// sandboxed commands unasked in these modes).
+func confinedUnasked(mode string) bool {
+	switch mode {
+	case "", ModeDefault, ModeAcceptEdits, ModeBypass:
+		return true
+	}
+	return false
 }
 
 // unasked reports whether Claude Code alone, in mode, runs a requirement

@@ -18,8 +18,12 @@ func TestModeVerdict(t *testing.T) {
 	write := tool.Requirement{Kind: tool.KindFilesystemWrite, Target: "/ws/a"}
 	writeOut := tool.Requirement{Kind: tool.KindFilesystemWrite, Target: "/tmp/a"}
 	cmd := tool.Requirement{Kind: tool.KindCommandExecute, Target: "make"}
-	byProfile := func(r tool.Requirement) gate.Decision {
-		return gate.Decision{Effect: rules.Allow, Requirements: []gate.Step{{Requirement: r, Effect: rules.Allow, Layer: gate.LayerProfile}}}
+	byProfile := func(rs ...tool.Requirement) gate.Decision {
+		d := gate.Decision{Effect: rules.Allow}
+		for _, r := range rs {
+			d.Requirements = append(d.Requirements, gate.Step{Requirement: r, Effect: rules.Allow, Layer: gate.LayerProfile})
+		}
+		return d
 	}
 	byRule := func(r tool.Requirement) gate.Decision {
 		return gate.Decision{Effect: rules.Allow, Requirements: []gate.Step{{Requirement: r, Effect: rules.Allow, Layer: "workspace", Rule: "X"}}}
@@ -66,7 +70,31 @@ func TestModeVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for i, mode := range modes {
-			got, reason := modeVerdict(mode, ws, Tool(tt.tool), tt.d, nil)
+			got, reason := modeVerdict(mode, ws, Tool(tt.tool), tt.d, nil, false)
+			if got != tt.want[i] {
+				t.Errorf("%s in mode %q: %s (%s), want %s", tt.name, mode, got, reason, tt.want[i])
+			}
+		}
+	}
+	// A sandboxed command (sandbox mode's rewrite) that the profile allows
+	// runs unasked where Claude Code's own sandbox mode runs sandboxed
+	// commands unasked; plan, dontAsk, auto and unknown modes still defer,
+	// and a denial still holds.
+	confined := []struct {
+		name string
+		d    gate.Decision
+		want [8]Verdict
+	}{
+		{"a sandboxed command, by the profile", byProfile(cmd),
+			[8]Verdict{"allow", "allow", "allow", "defer", "defer", "allow", "defer", "defer"}},
+		{"a sandboxed command that writes, by the profile", byProfile(cmd, write),
+			[8]Verdict{"allow", "allow", "allow", "defer", "defer", "allow", "defer", "defer"}},
+		{"a sandboxed denial", deny,
+			[8]Verdict{"deny", "deny", "deny", "deny", "deny", "deny", "deny", "deny"}},
+	}
+	for _, tt := range confined {
+		for i, mode := range modes {
+			got, reason := modeVerdict(mode, ws, Tool("Bash"), tt.d, nil, true)
 			if got != tt.want[i] {
 				t.Errorf("%s in mode %q: %s (%s), want %s", tt.name, mode, got, reason, tt.want[i])
 			}
@@ -74,7 +102,7 @@ func TestModeVerdict(t *testing.T) {
 	}
 	// A requirement the profile allows that an allow rule also matches
 	// counts as allowed by the rule.
-	got, _ := modeVerdict(ModeDefault, ws, Tool("Edit"), byProfile(write), func(tool.Requirement) bool { return true })
+	got, _ := modeVerdict(ModeDefault, ws, Tool("Edit"), byProfile(write), func(tool.Requirement) bool { return true }, false)
 	if got != VerdictAllow {
 		t.Errorf("an edit a rule also allows: %s, want allow", got)
 	}
