@@ -51,7 +51,10 @@ print("queued", total, flush=True)
 func TestAttackBrokerSocketMemory(t *testing.T) {
 	testnet.RequireTools(t, "python3")
 	l := newEgressLab(t)
-	sink := l.pub.ListenTCP(t, "", 9)
+	// A port of its own: the host's network namespace is shared with
+	// whatever else runs on this machine.
+	sink := l.pub.ListenTCP(t, "", 0)
+	port := sink.Addr().(*net.TCPAddr).Port
 	if rc, err := sink.(*net.TCPListener).SyscallConn(); err == nil {
 		rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
 	}
@@ -75,7 +78,7 @@ func TestAttackBrokerSocketMemory(t *testing.T) {
 		ws := t.TempDir()
 		s := profile.Preset("workspace")
 		s.Workspace = ws
-		s.Network = profile.NetworkSpec{Mode: profile.NetworkModeAllow, Allow: []string{"allowed.test:9"}}
+		s.Network = profile.NetworkSpec{Mode: profile.NetworkModeAllow, Allow: []string{"allowed.test:" + strconv.Itoa(port)}}
 		s.Budgets.Memory = memory
 		p, err := profile.New(s)
 		if err != nil {
@@ -88,7 +91,7 @@ func TestAttackBrokerSocketMemory(t *testing.T) {
 		if ex.Report().Status(profile.ResourceLimits).Status != sandbox.Enforced {
 			t.Skip("no writable cgroup: the memory budget is an rlimit, which counts no kernel buffer")
 		}
-		res, err := ex.Run(context.Background(), sandbox.Cmd{Args: []string{"python3", "-c", queueProbe, "allowed.test", "9", "16"}, Timeout: time.Minute})
+		res, err := ex.Run(context.Background(), sandbox.Cmd{Args: []string{"python3", "-c", queueProbe, "allowed.test", strconv.Itoa(port), "16"}, Timeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +109,7 @@ func TestAttackBrokerSocketMemory(t *testing.T) {
 	}
 	// The run is over: its host sockets, their queues full of what the
 	// peer never read, must be gone, not left to retry for minutes.
-	if n := hostSocketsTo(t, 9); n != 0 {
+	if n := hostSocketsTo(t, port); n != 0 {
 		t.Errorf("ATTACK SUCCEEDED: %d host sockets of the run to the sink outlive it", n)
 	}
 	// Control: with room, the same program queues more than the budget,
