@@ -53,15 +53,15 @@ const (
 //
 // ruleAllows reports whether an allow rule matches a requirement: the
 // gate does not look for one where the profile already allows it.
-func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision, ruleAllows func(tool.Requirement) bool) (Verdict, string) {
+func modeVerdict(mode, workspace string, info tool.ClaudeCodeTool, d gate.Decision, ruleAllows func(tool.Requirement) bool) (Verdict, string) {
 	switch d.Effect {
 	case rules.Deny:
 		return VerdictDeny, d.Reason
 	case rules.Ask:
-		if d.Rule == "" && info.Class == Orchestration {
+		if d.Rule == "" && info.Class == tool.ClassOrchestration {
 			return VerdictDefer, "no rule names this tool, which steers Claude Code itself; Claude Code's permissions decide it"
 		}
-		if d.Rule == "" && info.Class == Unknown {
+		if d.Rule == "" && info.Class == tool.ClassUnknown {
 			return VerdictAsk, "airlock does not know this tool yet, so a person decides; a rule naming it can allow or deny it"
 		}
 		return VerdictAsk, d.Reason
@@ -69,7 +69,7 @@ func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision, ruleAll
 	default:
 		return VerdictDeny, fmt.Sprintf("unknown gate effect %q: %s", d.Effect, d.Reason)
 	}
-	if info.Class == Unknown {
+	if info.Class == tool.ClassUnknown {
 		return VerdictAsk, "airlock does not know this tool yet, so a person decides (" + d.Reason + ")"
 	}
 	switch mode {
@@ -96,7 +96,7 @@ func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision, ruleAll
 
 // unasked reports whether Claude Code alone, in mode, runs a requirement
 // of a call of tool info without asking.
-func unasked(mode, workspace string, info ToolInfo, r tool.Requirement) bool {
+func unasked(mode, workspace string, info tool.ClaudeCodeTool, r tool.Requirement) bool {
 	switch {
 	case mode == ModeBypass:
 		return true

@@ -66,7 +66,7 @@ func TestModeVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for i, mode := range modes {
-			got, reason := modeVerdict(mode, ws, Tool(tt.tool), tt.d, nil)
+			got, reason := modeVerdict(mode, ws, tool.ClaudeCode(tt.tool), tt.d, nil)
 			if got != tt.want[i] {
 				t.Errorf("%s in mode %q: %s (%s), want %s", tt.name, mode, got, reason, tt.want[i])
 			}
@@ -74,7 +74,7 @@ func TestModeVerdict(t *testing.T) {
 	}
 	// A requirement the profile allows that an allow rule also matches
 	// counts as allowed by the rule.
-	got, _ := modeVerdict(ModeDefault, ws, Tool("Edit"), byProfile(write), func(tool.Requirement) bool { return true })
+	got, _ := modeVerdict(ModeDefault, ws, tool.ClaudeCode("Edit"), byProfile(write), func(tool.Requirement) bool { return true })
 	if got != VerdictAllow {
 		t.Errorf("an edit a rule also allows: %s, want allow", got)
 	}
