@@ -41,5 +41,9 @@
 //
 // What this package does not do: decide anything (package gate), know any
 // rule syntax (package rules) or enforce anything (package sandbox). Unknown
-// tools are an error ([ErrUnknownTool]), which the gate turns into a denial.
+// tools are an error ([ErrUnknownTool]), which the gate turns into a denial;
+// the entry points that decide Claude Code's calls (its hook, POST
+// /v1/decide) classify each tool by what it does instead ([ClaudeCode]) and
+// prepare every tool that is not gated as one tool.invoke of its name
+// ([ClaudeCodePreparers]), so that a tool is never refused for being new.
 package tool
