@@ -41,20 +41,18 @@ func (s *Server) steering(ctx context.Context, c call, pol Policy) (decideRespon
 	if tool.ClaudeCode(c.Tool).Class != tool.ClassOrchestration {
 		return decideResponse{}, false
 	}
-	var held heldEvent
-	ev := &gate.Evaluator{Profile: pol.Profile, Rules: pol.Rules, Recorder: &held,
-		Preparers: s.preparers(c.Tool), Now: s.now}
+	ev := &gate.Evaluator{Profile: pol.Profile, Rules: pol.Rules, Preparers: s.preparers(c.Tool), Now: s.now}
 	d, err := ev.Decide(ctx, c.Call)
-	if err != nil || d.Effect != rules.Ask || d.Rule != "" || !held.set {
+	if err != nil || d.Effect != rules.Ask || d.Rule != "" {
 		return decideResponse{}, false
 	}
-	e := held.event
-	e.Decision, e.Reason, e.Layer = string(rules.Allow), steersAgentReason, gate.LayerTool
-	if e.Detail == nil {
-		e.Detail = map[string]any{}
+	e := audit.Event{Type: audit.TypeDecision, ExecutionID: c.ExecutionID, Tool: c.Tool,
+		Decision: string(rules.Allow), Reason: steersAgentReason, Layer: gate.LayerTool,
+		Detail: map[string]any{"class": tool.ClassOrchestration.String(), "workspace": c.Workspace,
+			"identity": c.Identity, "requirements": len(d.Requirements)}}
+	if d.Requirement != nil {
+		e.Requirement = &audit.Requirement{Kind: d.Requirement.Kind, Target: d.Requirement.Target}
 	}
-	e.Detail["class"] = tool.ClassOrchestration.String()
-	e.Detail["workspace"] = c.Workspace
 	rec := &recorder{s: s, ctx: context.WithoutCancel(ctx), ap: &approver{s: s, c: c}}
 	if err := rec.Append(e); err != nil {
 		s.log.Error("recording an orchestration tool's allow", "err", err)
@@ -62,15 +60,4 @@ func (s *Server) steering(ctx context.Context, c call, pol Policy) (decideRespon
 			Reason: "the decision could not be written to the audit log: " + err.Error()}, true
 	}
 	return decideResponse{Decision: string(rules.Allow), Reason: steersAgentReason}, true
-}
-
-// heldEvent keeps the gate's audit event instead of writing it.
-type heldEvent struct {
-	event audit.Event
-	set   bool
-}
-
-func (h *heldEvent) Append(e audit.Event) error {
-	h.event, h.set = e, true
-	return nil
 }
