@@ -12,8 +12,10 @@ type ToolClass int
 
 const (
 	// ClassUnknown is a tool this version of airlock has no entry for. It
-	// is left to a person ("ask") unless a rule naming it decides it: it
-	// is never denied for being new, and never allowed unseen.
+	// is left to a person ("ask"): never denied for being new, never
+	// allowed unseen. A deny or ask rule naming it decides it everywhere;
+	// an allow rule naming it allows it on /v1/decide (where a person's
+	// "always" answer saves one), while the hook still asks.
 	ClassUnknown ToolClass = iota
 	// ClassGated tools have effects this package derives (files,
 	// commands, hosts, MCP servers); the gate decides them requirement by
