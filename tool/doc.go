@@ -32,8 +32,9 @@
 // program without a system directory, git's and npm's subcommand without
 // global options, flags as a set), which rules compare (docs/RULES.md).
 //
-// Input is decoded strictly (duplicate or case-variant keys, unknown keys
-// and wrong types are refused: input.go); paths are resolved component by
+// Input is decoded strictly (duplicate or case-variant keys and wrong
+// types in the fields the gate reads are refused, other fields are left
+// alone: input.go); paths are resolved component by
 // component as the kernel resolves them, keeping the names they were
 // written as ([Requirement.Names], paths.go); a read or write of a whole
 // directory is a [Requirement.Tree] (bash_trees.go); hosts are normalised
