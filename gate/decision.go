@@ -21,7 +21,7 @@ var ErrDenied = errors.New("gate: denied")
 // Layers a decision can come from besides the rule layers.
 const (
 	LayerProfile  = "profile"  // the profile's access
-	LayerTool     = "tool"     // the call could not be prepared
+	LayerTool     = "tool"     // the call could not be prepared, or its tool's class decided
 	LayerApprover = "approver" // a person or an approver function
 	LayerAudit    = "audit"    // the decision could not be recorded
 )

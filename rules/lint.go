@@ -20,7 +20,8 @@ type Finding struct {
 
 // Findings lists the rules of s that can never fire at now: expired rules,
 // allow and ask rules that a deny rule always beats (and allow rules an
-// ask rule always beats), and rules for tools that do not exist. The check
+// ask rule always beats), and rules naming a tool airlock does not know
+// or one that is decided by what it touches rather than by its name. The check
 // for shadowing is exact only for bare rules and rules without wildcards;
 // a wildcard rule under a narrower deny is not reported.
 func (s *Set) Findings(now time.Time) []Finding {
@@ -58,10 +59,13 @@ func unmatchable(p *Pattern) string {
 	if p.Kind != tool.KindToolInvoke || p.prefix {
 		return ""
 	}
-	reqs, err := tool.Prepare(tool.Call{Tool: p.name, Input: json.RawMessage(`{}`), Workspace: "/"})
-	if err != nil {
-		return fmt.Sprintf("no tool is named %s, so calls to it are denied before any rule is read", p.name)
+	switch tool.ClaudeCode(p.name).Class {
+	case tool.ClassUnknown:
+		return fmt.Sprintf("airlock knows no tool named %s: check the spelling (a call of a tool airlock does not know goes to a person)", p.name)
+	case tool.ClassOrchestration, tool.ClassOpaque:
+		return "" // decided by its name alone (tool.ClaudeCodePreparers)
 	}
+	reqs, _ := tool.Prepare(tool.Call{Tool: p.name, Input: json.RawMessage(`{}`), Workspace: "/"})
 	for _, r := range reqs {
 		if r.Kind == tool.KindToolInvoke && r.Target == p.name {
 			return ""

@@ -233,10 +233,14 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, resp)
 		return
 	}
+	if resp, ok := s.steering(r.Context(), c, pol); ok {
+		writeJSON(w, http.StatusOK, resp)
+		return
+	}
 	ap := &approver{s: s, c: c, profile: pol.Profile}
 	ev := &gate.Evaluator{Profile: pol.Profile, Rules: pol.Rules, Approver: ap,
 		Recorder: &recorder{s: s, ctx: context.WithoutCancel(r.Context()), ap: ap},
-		Issuer:   s.issuer, Preparers: s.cfg.Preparers, Now: s.now}
+		Issuer:   s.issuer, Preparers: s.preparers(c.Tool), Now: s.now}
 	d, _ := ev.Decide(r.Context(), c.Call) // on error d is a denial saying why
 	if ap.capped != "" {
 		writeError(w, http.StatusTooManyRequests, "too_many_pending", ap.capped)

@@ -91,12 +91,7 @@ func (s *Server) buildView(c tool.Call, req gate.Request, prof gate.ProfileAcces
 			}
 		}
 	}
-	var reqs []tool.Requirement
-	if s.cfg.Preparers != nil {
-		reqs, _ = s.cfg.Preparers.Prepare(c)
-	} else {
-		reqs, _ = tool.Prepare(c)
-	}
+	reqs, _ := s.preparers(c.Tool).Prepare(c)
 	for _, r := range reqs {
 		if r.Kind == tool.KindNetworkConnect {
 			v.Network = appendNew(v.Network, r.Target)

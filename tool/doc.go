@@ -32,8 +32,9 @@
 // program without a system directory, git's and npm's subcommand without
 // global options, flags as a set), which rules compare (docs/RULES.md).
 //
-// Input is decoded strictly (duplicate or case-variant keys, unknown keys
-// and wrong types are refused: input.go); paths are resolved component by
+// Input is decoded strictly (duplicate or case-variant keys and wrong
+// types in the fields the gate reads are refused, other fields are left
+// alone: input.go); paths are resolved component by
 // component as the kernel resolves them, keeping the names they were
 // written as ([Requirement.Names], paths.go); a read or write of a whole
 // directory is a [Requirement.Tree] (bash_trees.go); hosts are normalised
@@ -41,5 +42,9 @@
 //
 // What this package does not do: decide anything (package gate), know any
 // rule syntax (package rules) or enforce anything (package sandbox). Unknown
-// tools are an error ([ErrUnknownTool]), which the gate turns into a denial.
+// tools are an error ([ErrUnknownTool]), which the gate turns into a denial;
+// the entry points that decide Claude Code's calls (its hook, POST
+// /v1/decide) classify each tool by what it does instead ([ClaudeCode]) and
+// prepare every tool that is not gated as one tool.invoke of its name
+// ([ClaudeCodePreparers]), so that a tool is never refused for being new.
 package tool

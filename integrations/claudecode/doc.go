@@ -11,11 +11,12 @@
 // decision at all. It never waits for a person: what the gate leaves to
 // one becomes "ask", which Claude Code puts to its user.
 //
-// Each tool is decided by what it does ([Tool]): tools with effects the
-// gate derives go to it; tools that steer Claude Code itself (subagents,
-// questions, plan mode, todos, skills, tasks) get no decision unless a
-// rule names them; tools with effects airlock cannot see, and tools it
-// does not know yet, are asked about. The answer is then weighed against
+// Each tool is decided by what it does (tool.ClaudeCode: one table, which
+// POST /v1/decide reads too): tools with effects the gate derives go to
+// it; tools that steer Claude Code itself (subagents, questions, plan
+// mode, todos, skills, tasks) get no decision unless a rule names them;
+// tools with effects airlock cannot see, and tools it does not know yet,
+// are asked about. The answer is then weighed against
 // Claude Code's permission_mode so that airlock never makes Claude Code
 // less strict than it is alone: "allow" only where Claude Code would run
 // the call unasked too, no decision where it would ask, deny in every

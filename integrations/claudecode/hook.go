@@ -113,7 +113,7 @@ func (h *Hook) block(in Input, err error, stderr io.Writer) int {
 // Decide decides one parsed call. It never waits for a person: what the
 // gate cannot decide alone becomes permissionDecision "ask". The gate's
 // decision is then weighed against Claude Code's permission mode (see
-// modeVerdict) and the tool's class (see Tool): where allowing would make
+// modeVerdict) and the tool's class (tool.ClaudeCode): where allowing would make
 // Claude Code less strict than it is alone, the hook gives no decision.
 // The audit event records the answer given, "defer" for none.
 func (h *Hook) Decide(ctx context.Context, in Input) Output {
@@ -157,7 +157,7 @@ func (h *Hook) Decide(ctx context.Context, in Input) Output {
 	// left to the masks); Claude Code's own tools it does not run.
 	sandboxed := pol.Sandbox || (h.Sandbox != nil && h.Sandbox.Always)
 	var ev *gate.Evaluator
-	info := Tool(in.ToolName)
+	info := tool.ClaudeCode(in.ToolName)
 	confined := sandboxed && h.Sandbox != nil && pol.Profile != nil && info.Shell && hasCommand(in.ToolInput)
 	if sandboxed && h.Sandbox != nil && pol.Profile != nil {
 		ev = pol.Evaluator(shellTools()...)
@@ -165,7 +165,7 @@ func (h *Hook) Decide(ctx context.Context, in Input) Output {
 		ev = pol.Evaluator()
 	}
 	ev.Recorder = &held
-	ev.Preparers = preparers(in.ToolName)
+	ev.Preparers = tool.ClaudeCodePreparers(nil, in.ToolName)
 	d, _ := ev.Decide(ctx, call) // d is a denial whenever err is set
 	now := time.Now()
 	verdict, reason := modeVerdict(in.PermissionMode, ws, info, d, func(r tool.Requirement) bool {

@@ -60,15 +60,15 @@ const (
 // mode runs sandboxed commands unasked (default, acceptEdits,
 // bypassPermissions): the sandbox confines it, as Claude Code's would. In
 // plan mode, dontAsk, auto and unknown modes it still defers.
-func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision, ruleAllows func(tool.Requirement) bool, confined bool) (Verdict, string) {
+func modeVerdict(mode, workspace string, info tool.ClaudeCodeTool, d gate.Decision, ruleAllows func(tool.Requirement) bool, confined bool) (Verdict, string) {
 	switch d.Effect {
 	case rules.Deny:
 		return VerdictDeny, d.Reason
 	case rules.Ask:
-		if d.Rule == "" && info.Class == Orchestration {
+		if d.Rule == "" && info.Class == tool.ClassOrchestration {
 			return VerdictDefer, "no rule names this tool, which steers Claude Code itself; Claude Code's permissions decide it"
 		}
-		if d.Rule == "" && info.Class == Unknown {
+		if d.Rule == "" && info.Class == tool.ClassUnknown {
 			return VerdictAsk, "airlock does not know this tool yet, so a person decides; a rule naming it can allow or deny it"
 		}
 		return VerdictAsk, d.Reason
@@ -76,7 +76,7 @@ func modeVerdict(mode, workspace string, info ToolInfo, d gate.Decision, ruleAll
 	default:
 		return VerdictDeny, fmt.Sprintf("unknown gate effect %q: %s", d.Effect, d.Reason)
 	}
-	if info.Class == Unknown {
+	if info.Class == tool.ClassUnknown {
 		return VerdictAsk, "airlock does not know this tool yet, so a person decides (" + d.Reason + ")"
 	}
 	switch mode {
@@ -117,7 +117,7 @@ func confinedUnasked(mode string) bool {
 
 // unasked reports whether Claude Code alone, in mode, runs a requirement
 // of a call of tool info without asking.
-func unasked(mode, workspace string, info ToolInfo, r tool.Requirement) bool {
+func unasked(mode, workspace string, info tool.ClaudeCodeTool, r tool.Requirement) bool {
 	switch {
 	case mode == ModeBypass:
 		return true

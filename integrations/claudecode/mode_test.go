@@ -70,7 +70,7 @@ func TestModeVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for i, mode := range modes {
-			got, reason := modeVerdict(mode, ws, Tool(tt.tool), tt.d, nil, false)
+			got, reason := modeVerdict(mode, ws, tool.ClaudeCode(tt.tool), tt.d, nil, false)
 			if got != tt.want[i] {
 				t.Errorf("%s in mode %q: %s (%s), want %s", tt.name, mode, got, reason, tt.want[i])
 			}
@@ -94,7 +94,7 @@ func TestModeVerdict(t *testing.T) {
 	}
 	for _, tt := range confined {
 		for i, mode := range modes {
-			got, reason := modeVerdict(mode, ws, Tool("Bash"), tt.d, nil, true)
+			got, reason := modeVerdict(mode, ws, tool.ClaudeCode("Bash"), tt.d, nil, true)
 			if got != tt.want[i] {
 				t.Errorf("%s in mode %q: %s (%s), want %s", tt.name, mode, got, reason, tt.want[i])
 			}
@@ -102,7 +102,7 @@ func TestModeVerdict(t *testing.T) {
 	}
 	// A requirement the profile allows that an allow rule also matches
 	// counts as allowed by the rule.
-	got, _ := modeVerdict(ModeDefault, ws, Tool("Edit"), byProfile(write), func(tool.Requirement) bool { return true }, false)
+	got, _ := modeVerdict(ModeDefault, ws, tool.ClaudeCode("Edit"), byProfile(write), func(tool.Requirement) bool { return true }, false)
 	if got != VerdictAllow {
 		t.Errorf("an edit a rule also allows: %s, want allow", got)
 	}

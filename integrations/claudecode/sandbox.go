@@ -144,3 +144,15 @@ func shellWord(s string) string {
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// shellTools are the tools whose "command" the sandbox rewrite wraps,
+// so in sandbox mode they run confined, sorted.
+func shellTools() []string {
+	var names []string
+	for _, n := range tool.ClaudeCodeTools() {
+		if tool.ClaudeCode(n).Shell {
+			names = append(names, n)
+		}
+	}
+	return names
+}

@@ -45,8 +45,8 @@ func TestToolsMatchPublishedTypes(t *testing.T) {
 	types := loadTypes(t)
 	t.Logf("@anthropic-ai/claude-agent-sdk %s: %d tools, %d input types", types.Version, len(types.ToolNames), len(types.Inputs))
 	for _, name := range types.ToolNames {
-		if claudecode.Tool(name).Class == claudecode.Unknown {
-			t.Errorf("the SDK defines tool %q, which integrations/claudecode/tools.go does not classify: decide what it does and add it", name)
+		if tool.ClaudeCode(name).Class == tool.ClassUnknown {
+			t.Errorf("the SDK defines tool %q, which tool/claudeclass.go does not classify: decide what it does and add it", name)
 		}
 	}
 	for toolName, fields := range tool.InputFields() {
@@ -70,14 +70,9 @@ func TestToolsMatchPublishedTypes(t *testing.T) {
 			}
 		}
 	}
-	// Every tool airlock classifies as gated has a preparer, and every
-	// published input type belongs to a tool airlock knows.
-	for _, name := range claudecode.KnownTools() {
-		if _, ok := tool.Builtin()[name]; claudecode.Tool(name).Class == claudecode.Gated && !ok {
-			t.Errorf("%s is gated but package tool has no preparer for it", name)
-		}
-	}
-	known := claudecode.KnownTools()
+	// Every published input type belongs to a tool airlock knows (that
+	// every gated tool has a preparer is package tool's own test).
+	known := tool.ClaudeCodeTools()
 	for iname := range types.Inputs {
 		base := strings.TrimSuffix(iname, "Input")
 		candidates := []string{base, strings.TrimPrefix(base, "File"), base + "Tool"}

@@ -182,6 +182,25 @@ for (const version of VERSIONS) {
       assert.equal(r.stdout, '', 'an allow leaves the decision to Claude Code and the harness');
     });
 
+    test('a subagent (Agent) and the other tools that steer Claude Code get no objection: the daemon allows them', async () => {
+      const calls = [
+        ['Agent', { description: 'look around', prompt: 'list the files', subagent_type: 'general-purpose' }],
+        ['AskUserQuestion', { questions: [{ question: 'Which?', header: 'Pick', options: [{ label: 'a', description: 'A' }], multiSelect: false }] }],
+        ['TodoWrite', { todos: [{ content: 'x', status: 'pending', activeForm: 'doing x' }] }],
+      ];
+      for (const [tool, input] of calls) {
+        const r = await runHook(b.script, hookInput(tool, input, b.workDir));
+        assert.equal(r.code, 0, `${tool}: exit ${r.code}: ${r.stderr}`);
+        assert.equal(r.stdout, '', `${tool}: ${r.stdout}`);
+      }
+      // The daemon decided them (not a hook that let them through unasked).
+      const { events } = await daemon.api('/v1/audit?tool=Agent');
+      assert.ok(
+        events.some(e => e.decision === 'allow' && e.detail?.class === 'orchestration' && e.detail?.identity?.agent === daemon.agent),
+        JSON.stringify(events),
+      );
+    });
+
     test("a command the daemon's rules deny is denied with the reason", async () => {
       const reason = deniedReason(await runHook(b.script, hookInput('Bash', { command: 'rm -rf /' }, b.workDir)));
       assert.match(reason, /^airlock: /);
