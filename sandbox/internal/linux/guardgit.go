@@ -97,3 +97,9 @@ func (p *guardProxy) inGitDir(dir int) bool {
 	}
 	return false
 }
+
+// readOnlyMount reports whether dir is on a read-only mount of the view.
+func readOnlyMount(dir int) bool {
+	var fs unix.Statfs_t
+	return unix.Fstatfs(dir, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
+}

@@ -545,12 +545,18 @@ func (p *guardProxy) refused(parent int, name string) bool {
 	if p.private[st.Dev] {
 		return p.absent[guardKey{st.Dev, st.Ino, n}]
 	}
+	if n == ".git" || p.absent[guardKey{st.Dev, st.Ino, n}] {
+		return true
+	}
+	if readOnlyMount(parent) {
+		// A protected path there at the start (.git/hooks): the kernel
+		// refuses it (EROFS), and the run's stderr says why.
+		return false
+	}
 	if p.names[n] {
 		return true
 	}
 	switch n {
-	case ".git":
-		return true
 	case "HEAD":
 		// Host git takes any directory with a HEAD (and objects and
 		// refs, or a commondir) for a git directory, whatever its name:
@@ -563,9 +569,6 @@ func (p *guardProxy) refused(parent int, name string) bool {
 		if unix.Fstatat(parent, "HEAD", &s, unix.AT_SYMLINK_NOFOLLOW) == nil && !p.inGitDir(parent) {
 			return true
 		}
-	}
-	if p.absent[guardKey{st.Dev, st.Ino, n}] {
-		return true
 	}
 	return gitFileOf(parent, n)
 }
