@@ -286,6 +286,14 @@ func (p *Process) spawn() error {
 	}
 
 	p.term = saveTerminal(p.cmd.Stdin)
+	if p.term != nil {
+		in, err := p.term.readOnly()
+		if err != nil {
+			return &SetupError{Step: "stdin", Err: err}
+		}
+		c.Stdin = in
+		p.pipes = append(p.pipes, in)
+	}
 	if err := c.Start(); err != nil {
 		return &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
 	}
