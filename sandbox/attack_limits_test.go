@@ -62,6 +62,23 @@ func TestAttackNoSilentLimit(t *testing.T) {
 		t.Errorf("a profile requiring protected paths was prepared past the search limit: %v", err)
 	}
 
+	// Without the guard the end-of-run search for new repositories is
+	// cut short too, and says so.
+	t.Run("without-create-guard", func(t *testing.T) {
+		t.Cleanup(sandbox.SetCreateGuardForTest(false))
+		o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh("true")})
+		said := false
+		for _, d := range o.Result.Denials {
+			said = said || strings.Contains(d.Reason, "end-of-run search for new repositories stopped")
+		}
+		if !said {
+			t.Errorf("no denial says the end-of-run search was cut short: %+v", o.Result.Denials)
+		}
+		if st := statusOf(o.Result.Guarantees, profile.ProtectedPaths); st.Status != sandbox.Degraded {
+			t.Errorf("protected-paths without the guard past the limit: %+v", st)
+		}
+	})
+
 	sb.Host(t, p)
 	if !hostGitRuns(marker, []string{repo}) {
 		t.Fatal("positive control failed: the script on the host did not make host git run the marker")
