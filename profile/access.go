@@ -167,6 +167,12 @@ func (p *Profile) ProtectedBeneath(dir string) bool {
 		entries = append(entries[:len(entries):len(entries)], hooks)
 	}
 	for _, entry := range entries {
+		if _, ok := AnyDepthName(entry); ok {
+			// Any tree may hold one: the sandbox holds those there at
+			// the start read-only and refuses new ones, so the gate
+			// need not ask for every tree write.
+			continue
+		}
 		if globBeneath(splitPath(filepath.Clean(entry)), parts) {
 			return true
 		}
@@ -174,9 +180,21 @@ func (p *Profile) ProtectedBeneath(dir string) bool {
 	return false
 }
 
+// AnyDepthName returns NAME for a protected entry "**/NAME": that name
+// is protected wherever it is in the workspace (sub/.vscode as well as
+// .vscode). NAME is one name without wildcards.
+func AnyDepthName(entry string) (string, bool) {
+	name, ok := strings.CutPrefix(filepath.ToSlash(entry), "**/")
+	if !ok || name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/*?[") {
+		return "", false
+	}
+	return name, true
+}
+
 // IsProtected reports whether path is, or is beneath, one of the protected
 // paths of the workspace. An entry's * and ? match within one name, as in
-// the sandbox, which protects every match (.git/modules/*/hooks).
+// the sandbox, which protects every match (.git/modules/*/hooks); a
+// "**/NAME" entry matches NAME at any depth.
 func (p *Profile) IsProtected(path string) bool {
 	rel, ok := strings.CutPrefix(path, p.spec.Workspace+"/")
 	if !ok {
@@ -187,6 +205,12 @@ func (p *Profile) IsProtected(path string) bool {
 		return true // the hooks git runs, wherever the config puts them
 	}
 	for _, entry := range p.spec.Filesystem.Protected {
+		if name, ok := AnyDepthName(entry); ok {
+			if slices.Contains(parts, name) {
+				return true
+			}
+			continue
+		}
 		pat := splitPath(filepath.Clean(entry))
 		if len(parts) >= len(pat) && matchParts(pat, parts[:len(pat)]) {
 			return true

@@ -41,6 +41,16 @@ var protectedInWorkspace = []string{
 	".vscode", ".idea", ".bashrc", ".bash_profile", ".bash_login",
 	".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
 	".zlogin", ".envrc",
+	// Hook managers the git hooks delegate to, like .husky: their
+	// configs name the commands a commit runs on the host.
+	".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
+	"lefthook-local.yml", ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml",
+	"lefthook.json", ".lefthook.json", "lefthook.toml", ".lefthook.toml",
+	// The same agents' and editors' settings, and direnv's .envrc, in
+	// any directory below the top: an agent or editor opened there, or
+	// a shell that enters it, reads them.
+	"**/.airlock", "**/.claude", "**/.mcp.json", "**/.cursor", "**/.gemini", "**/.zed",
+	"**/.devcontainer", "**/.vscode", "**/.idea", "**/.envrc",
 }
 
 // defaultEnvAllow are the variables that pass through by default: locale

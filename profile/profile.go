@@ -113,6 +113,9 @@ func New(s Spec) (*Profile, error) {
 		if p == "" || filepath.IsAbs(p) || c == "." || c == ".." || strings.HasPrefix(c, "../") {
 			return nil, &FieldError{Field: "filesystem.protected", Value: p, Fix: "write a path relative to the workspace, like .git/hooks"}
 		}
+		if _, ok := AnyDepthName(p); strings.Contains(p, "**") && !ok {
+			return nil, &FieldError{Field: "filesystem.protected", Value: p, Fix: "** is only allowed as a leading **/NAME (NAME at any depth, like **/.vscode)"}
+		}
 	}
 	s.Filesystem.Protected = sortedUnique(s.Filesystem.Protected)
 

@@ -105,7 +105,7 @@ func TestAttackGitRepositories(t *testing.T) {
 			setup: func(t *testing.T, ws, _ string) {
 				gitSetup(t, ws, "worktree", "add", "-q", "wt")
 			},
-			script: `cp -r .git evilgit && git --git-dir=evilgit config core.fsmonitor "$fsm"; echo "$PWD/evilgit" > .git/worktrees/wt/commondir; echo "gitdir: $PWD/evilgit" > wt/.git; git -C wt config core.fsmonitor "$fsm"`,
+			script: `rm -rf evilgit; cp -r .git evilgit && git --git-dir=evilgit config core.fsmonitor "$fsm"; echo "$PWD/evilgit" > .git/worktrees/wt/commondir; echo "gitdir: $PWD/evilgit" > wt/.git; git -C wt config core.fsmonitor "$fsm"`,
 			repos:  []string{"wt", "."},
 		},
 		{
@@ -141,13 +141,22 @@ func TestAttackGitRepositories(t *testing.T) {
 			repos:  []string{"."},
 		},
 		{
+			name: "existing-bare-repository",
+			setup: func(t *testing.T, ws, _ string) {
+				must(t, os.MkdirAll(filepath.Join(ws, "fixtures"), 0o755))
+				gitSetup(t, ws, "init", "-q", "--bare", "fixtures/repo.git")
+			},
+			script: `cd fixtures/repo.git && git config core.bare false; git config core.worktree ..; git config core.fsmonitor "$fsm"; mk hooks/pre-commit; mk hooks/post-commit`,
+			repos:  []string{"fixtures/repo.git"},
+		},
+		{
 			name:   "new-nested-repository",
 			script: `mkdir -p deep/new && git init -q deep/new && git -C deep/new config core.fsmonitor "$fsm"; git init -q --separate-git-dir="$PWD/deep/gd" deep/other && git -C deep/other config core.fsmonitor "$fsm"`,
 			repos:  []string{"deep/new", "deep/other"},
 		},
 		{
 			name:   "fake-worktree-gitfile",
-			script: `cp -r .git evil && git --git-dir=evil config core.fsmonitor "$fsm"; mkdir -p evil/worktrees/w sub && echo ../.. > evil/worktrees/w/commondir && cp .git/HEAD evil/worktrees/w/HEAD && echo "$PWD/sub/.git" > evil/worktrees/w/gitdir && echo "gitdir: $PWD/evil/worktrees/w" > sub/.git`,
+			script: `rm -rf evil; cp -r .git evil && git --git-dir=evil config core.fsmonitor "$fsm"; mkdir -p evil/worktrees/w sub && echo ../.. > evil/worktrees/w/commondir && cp .git/HEAD evil/worktrees/w/HEAD && echo "$PWD/sub/.git" > evil/worktrees/w/gitdir && echo "gitdir: $PWD/evil/worktrees/w" > sub/.git`,
 			repos:  []string{"sub"},
 		},
 		{

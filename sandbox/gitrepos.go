@@ -36,12 +36,26 @@ type gitProtection struct {
 	// directory a config names, an include target, a submodule's config
 	// yet to be made. The end-of-run check looks at them.
 	absent []string
+	// inProgress are the state of a rebase, am, cherry-pick, revert or
+	// bisect (gitStateNames) absent in a git directory now. The run may
+	// make them (git rebase inside it works); the end-of-run check moves
+	// aside what is left, so a later `git rebase --continue` on the host
+	// runs no exec line of the run's.
+	inProgress []string
 	// dotgits are the .git entries the walk found; the end of the run
 	// walks again and checks every .git that was not there.
 	dotgits []string
+	// gitDirs are the git directories found that are repositories now
+	// (HEAD and objects or commondir): beneath them, and nowhere else
+	// the host can see, the create guard lets a HEAD be made.
+	gitDirs []string
+	// named are the entries below the top of the workspace named by
+	// one of the profile's **/NAME entries: read-only in the view.
+	named []string
 	// truncated is set when a writable tree held more than
-	// gitWalkLimit entries: repositories beyond the walk's reach are
-	// not protected.
+	// gitWalkLimit entries: repositories beyond the walk's reach get no
+	// mounts. The run's Report says so (protectedRunStatus), and a
+	// profile that requires protected paths does not run.
 	truncated bool
 }
 
@@ -54,6 +68,16 @@ const gitWalkLimit = 20000
 // config, hooks or attributes, or that point it at another directory.
 var gitDirParts = []string{"config", "config.worktree", "hooks", "info", "commondir", "gitdir"}
 
+// gitStateNames are the entries of a git directory that hold an
+// operation in progress, which host git goes on with when told to
+// (--continue, bisect next/run/replay): their todo lists and options
+// name commands (exec lines, strategies, the bisect terms and log).
+var gitStateNames = []string{
+	"rebase-merge", "rebase-apply", "sequencer",
+	"BISECT_LOG", "BISECT_START", "BISECT_TERMS", "BISECT_NAMES", "BISECT_RUN",
+	"BISECT_EXPECTED_REV", "BISECT_ANCESTORS_OK", "BISECT_FIRST_PARENT", "BISECT_HEAD",
+}
+
 type gitDiscovery struct {
 	roots []string
 	home  string
@@ -64,14 +88,23 @@ type gitDiscovery struct {
 	worktrees []string
 	dotgits   []string
 	budget    int
+	// names are entry names protected at any depth of ws (the
+	// profile's **/NAME entries); the walk lists each one it finds
+	// below the top in out.named.
+	names map[string]bool
+	ws    string
 }
 
 // discoverGit finds every repository in roots (the writable trees of a
 // run) and lists what host git reads of them. home is the host user's
 // home (for ~ in configs and the global config); getenv reads the host
 // environment (XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM).
-func discoverGit(roots []string, home string, getenv func(string) string) gitProtection {
-	d := &gitDiscovery{roots: roots, home: home, seen: map[string]bool{}}
+// The same walk lists the entries named names below the top of ws.
+func discoverGit(roots []string, home string, getenv func(string) string, ws string, names []string) gitProtection {
+	d := &gitDiscovery{roots: roots, home: home, seen: map[string]bool{}, ws: ws, names: map[string]bool{}}
+	for _, n := range names {
+		d.names[n] = true
+	}
 	for _, root := range roots {
 		d.budget = gitWalkLimit
 		if isGitDir(root) {
@@ -111,28 +144,53 @@ func discoverGit(roots []string, home string, getenv func(string) string) gitPro
 	d.out.readOnly = uniqueSorted(d.out.readOnly)
 	d.out.pins = uniqueSorted(d.out.pins)
 	d.out.absent = uniqueSorted(d.out.absent)
+	d.out.inProgress = uniqueSorted(d.out.inProgress)
 	return d.out
 }
 
 // walk finds the repositories under dir.
 func (d *gitDiscovery) walk(dir string) {
-	if !walkDotGit(dir, &d.budget, func(wt, path string) {
-		d.dotgits = append(d.dotgits, path)
-		if fi, err := os.Lstat(path); err == nil {
-			d.repo(wt, path, fi.Mode().Type())
-		}
-	}) {
+	w := treeWalk{
+		dotGit: func(wt, path string) {
+			d.dotgits = append(d.dotgits, path)
+			if fi, err := os.Lstat(path); err == nil {
+				d.repo(wt, path, fi.Mode().Type())
+			}
+		},
+		bare: func(g string) {
+			// A bare repository (a fixture, a local remote): host git in
+			// it reads its config like any other's.
+			d.gitDir(g, "")
+		},
+	}
+	if dir == d.ws && len(d.names) > 0 {
+		w.names, w.named = d.names, func(path string) { d.out.named = append(d.out.named, path) }
+	}
+	if !walkDotGit(dir, &d.budget, w) {
 		d.out.truncated = true
 	}
 }
 
-// walkDotGit calls visit for every entry named .git under dir (with the
-// directory holding it), breadth first, without following symlinks and
-// without descending into git directories, until budget entries have
+// treeWalk is what walkDotGit reports, and to whom.
+type treeWalk struct {
+	// dotGit is called for every entry named .git, with the directory
+	// holding it.
+	dotGit func(wt, path string)
+	// bare, when not nil, is called for every directory beneath the top
+	// that is itself a git directory (isGitDir).
+	bare func(g string)
+	// named, when not nil, is called for every entry below the top
+	// whose name is in names.
+	names map[string]bool
+	named func(path string)
+}
+
+// walkDotGit walks dir for w, breadth first, without following symlinks
+// and without descending into git directories, until budget entries have
 // been looked at (then it returns false). It reads directories with
 // getdents into one buffer and allocates only for directories it will
 // enter: every run pays for it, at its start and at its end.
-func walkDotGit(dir string, budget *int, visit func(wt, path string)) bool {
+func walkDotGit(dir string, budget *int, w treeWalk) bool {
 	buf := make([]byte, 32<<10)
 	queue := []string{dir}
 	for len(queue) > 0 {
@@ -142,6 +200,8 @@ func walkDotGit(dir string, budget *int, visit func(wt, path string)) bool {
 		if err != nil {
 			continue
 		}
+		var subdirs []string
+		head := false
 		for {
 			n, err := unix.Getdents(fd, buf)
 			if err != nil || n <= 0 {
@@ -161,21 +221,31 @@ func walkDotGit(dir string, budget *int, visit func(wt, path string)) bool {
 					unix.Close(fd)
 					return false
 				}
+				if w.named != nil && cur != dir && w.names[string(name)] {
+					w.named(filepath.Join(cur, string(name)))
+				}
 				switch {
 				case string(name) == "." || string(name) == "..":
 				case string(name) == ".git":
-					visit(cur, filepath.Join(cur, ".git"))
+					w.dotGit(cur, filepath.Join(cur, ".git"))
 				case typ == unix.DT_DIR:
-					queue = append(queue, filepath.Join(cur, string(name)))
+					subdirs = append(subdirs, filepath.Join(cur, string(name)))
 				case typ == unix.DT_UNKNOWN:
 					path := filepath.Join(cur, string(name))
 					if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
-						queue = append(queue, path)
+						subdirs = append(subdirs, path)
 					}
+				default:
+					head = head || string(name) == "HEAD"
 				}
 			}
 		}
 		unix.Close(fd)
+		if head && w.bare != nil && cur != dir && isGitDir(cur) {
+			w.bare(cur)
+			continue
+		}
+		queue = append(queue, subdirs...)
 	}
 	return true
 }
@@ -209,11 +279,27 @@ func (d *gitDiscovery) gitDir(g, wt string) {
 		return
 	}
 	d.seen[g] = true
+	if isGitDir(g) {
+		d.out.gitDirs = append(d.out.gitDirs, g)
+	}
 	if d.writable(g) && !d.isRoot(g) {
 		d.out.pins = append(d.out.pins, g)
 	}
 	for _, part := range gitDirParts {
 		d.protect(filepath.Join(g, part))
+	}
+	// An operation in progress at the start stays as the user left it
+	// (read-only); one the run starts is looked at when it ends.
+	for _, name := range gitStateNames {
+		path := filepath.Join(g, name)
+		if !d.writable(path) {
+			continue
+		}
+		if _, err := os.Lstat(path); err == nil {
+			d.out.readOnly = append(d.out.readOnly, path)
+		} else if os.IsNotExist(err) {
+			d.out.inProgress = append(d.out.inProgress, path)
+		}
 	}
 	if wt == "" {
 		if v := configValue(filepath.Join(g, "config"), "core", "worktree"); v != "" {
@@ -369,7 +455,8 @@ func (d *gitDiscovery) isRoot(path string) bool {
 // isGitDir reports whether dir looks like a git directory: a HEAD file
 // and an objects directory or a commondir file.
 func isGitDir(dir string) bool {
-	if fi, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+	// Git takes a symlinked HEAD (into refs/) as well as a file.
+	if fi, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil || !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0 {
 		return false
 	}
 	if fi, err := os.Lstat(filepath.Join(dir, "objects")); err == nil && fi.IsDir() {

@@ -37,7 +37,7 @@ func TestDiscoverGit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[core]\n\thooksPath = .githooks\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := discoverGit([]string{ws}, home, func(string) string { return "" })
+	got := discoverGit([]string{ws}, home, func(string) string { return "" }, ws, nil)
 	j := func(p string) string { return filepath.Join(ws, p) }
 	for _, want := range []string{".git/config", ".git/hooks", ".git/info", ".git/worktrees/wt/commondir", ".git/worktrees/wt/gitdir", "wt/.git", "nested/.git/config", ".git/modules/a/b/config", ".git/modules/a/b/hooks", "a/b/.git", "inc.gitconfig"} {
 		if !slices.Contains(got.readOnly, j(want)) {
@@ -69,6 +69,6 @@ func BenchmarkDiscoverGit(b *testing.B) {
 		tree = "/usr/share"
 	}
 	for b.Loop() {
-		discoverGit([]string{tree}, "/nonexistent", func(string) string { return "" })
+		discoverGit([]string{tree}, "/nonexistent", func(string) string { return "" }, tree, nil)
 	}
 }

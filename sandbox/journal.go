@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -30,8 +31,25 @@ type runJournal struct {
 	// Placeholders are the empty directories made for the run
 	// (placeholders.go), removed by the check.
 	Placeholders []placeholder `json:"placeholders,omitempty"`
+	// GitDirs are the git directories that were repositories at the
+	// start (gitProtection.gitDirs): any other the end finds, under any
+	// name, is the run's, and its HEAD is moved aside.
+	GitDirs []string `json:"git_dirs,omitempty"`
+	// Nested are the names protected at any depth of the workspace
+	// (profile.AnyDepthName), and NestedHad those of them below its top
+	// at the start: one the end finds that was not there is the run's.
+	Nested    []string `json:"nested,omitempty"`
+	NestedHad []string `json:"nested_had,omitempty"`
+	// Guarded: the create guard ran (no .git could be made where the
+	// host sees it), so a search for new ones cut short misses none.
+	Guarded bool `json:"guarded,omitempty"`
 
 	file *os.File // open and locked while the run lasts
+	path string   // where file is (its Name is the temporary one)
+	// locks are the run's shared locks of its Roots (lockRoots), held
+	// until the end-of-run check; nil for a journal a later start
+	// finishes.
+	locks []int
 }
 
 // journalDirs are where run journals may live, in order of preference:
@@ -101,7 +119,14 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// create writes the journal and keeps it locked.
+// journalTemp ends the name of a journal still being written, which the
+// next start ignores (and removes once unlocked: its run never began).
+const journalTemp = ".tmp"
+
+// create writes the journal and keeps it locked. It is written and
+// locked under a temporary name and renamed into place, so that another
+// start never finds it empty or half written, nor unlocked, under the
+// name it looks for (a lock is the open file's, and moves with it).
 func (j *runJournal) create(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("run journal: %w", err)
@@ -111,25 +136,48 @@ func (j *runJournal) create(dir string) error {
 		return err
 	}
 	path := filepath.Join(dir, j.RunID+".json")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp := path + journalTemp
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("run journal: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	fail := func(err error) error {
 		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("run journal: lock: %w", err)
+		os.Remove(tmp)
+		return fmt.Errorf("run journal: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return fail(fmt.Errorf("lock: %w", err))
 	}
 	// No fsync: the journal must outlive the supervisor, which the page
 	// cache does; a machine crash ends the sandbox with it, and a
 	// file and directory fsync would cost every run milliseconds.
 	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("run journal: %w", err)
+		return fail(err)
 	}
-	j.file = f
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE); err != nil {
+		return fail(err)
+	}
+	j.file, j.path = f, path
 	return nil
+}
+
+// removeAbandoned removes a journal left under its temporary name by a
+// supervisor that died before its run began: one no one holds, old
+// enough that it is not a start's between its create and its lock.
+func removeAbandoned(path string) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || time.Since(fi.ModTime()) < time.Minute {
+		return
+	}
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		os.Remove(path)
+	}
 }
 
 // rewrite writes the journal again in place, still locked (a new file
@@ -151,10 +199,11 @@ func (j *runJournal) rewrite() error {
 
 // finish removes the journal of a run whose check passed, and unlocks it.
 func (j *runJournal) finish() {
+	j.unlockRoots()
 	if j.file == nil {
 		return
 	}
-	os.Remove(j.file.Name())
+	os.Remove(j.path)
 	j.file.Close()
 	j.file = nil
 }
@@ -162,10 +211,17 @@ func (j *runJournal) finish() {
 // release unlocks the journal but leaves it, for the next start to
 // check again.
 func (j *runJournal) release() {
+	j.unlockRoots()
 	if j.file != nil {
 		j.file.Close()
 		j.file = nil
 	}
+}
+
+// unlockRoots lets go of the run's locks of its trees (placeholders.go).
+func (j *runJournal) unlockRoots() {
+	closeAll(j.locks)
+	j.locks = nil
 }
 
 // FinishInterruptedRuns runs the end-of-run check of every run whose
@@ -192,6 +248,10 @@ func FinishInterruptedRuns() ([]Denial, error) {
 			continue // not ours: never act on what it holds
 		}
 		for _, e := range entries {
+			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".json"+journalTemp) {
+				removeAbandoned(filepath.Join(dir, e.Name()))
+				continue
+			}
 			if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,20 +24,34 @@ import (
 // run (or on the host meanwhile) commits nothing of it, and no host tool
 // reads an empty file as its (empty) configuration.
 //
-// Each one is made under a name of this run first, journaled with its
-// inode, then renamed into place, so a supervisor that dies at any point
-// has it removed by the next start (checkProtected). It is removed only
-// while it is the same inode and type and still empty; anything else
+// A placeholder is known by what it is, not by who made it: the sticky
+// bit (placeholderMark) on an empty directory or a socket at a
+// top-level protected name. Any run in the workspace, by any user, takes
+// one it finds for a name absent at its start, shares it, and removes it
+// when it is the last run there. Runs of one writable tree share it
+// under a lock on the tree's directory (lockRoots): each run holds it
+// shared from before its placeholders are made until its end-of-run
+// check, and removes placeholders only when it gets it exclusively,
+// that is, when no other run of the tree is going. So two overlapping
+// runs never take each other's placeholder away, in either order of
+// ending, and one whose supervisor died (SIGKILL) leaves placeholders
+// that the next run there, by anyone, removes.
+//
+// It is removed only while it is still empty and marked; anything else
 // fails the check and is left for the user to look at.
 
-// placeholder is one name made for the run, journaled.
+// placeholderMark tells a placeholder from an entry of the user's: no
+// editor, package manager or git makes a sticky directory or a socket
+// at these names.
+const placeholderMark = unix.S_ISVTX
+
+// placeholder is one name held for the run, journaled.
 type placeholder struct {
 	Root int    `json:"root"`
 	Name string `json:"name"`
-	// Temp is the name it is made under before it is renamed to Name.
-	Temp string `json:"temp"`
-	// Ino is its device and inode once made; zero when it was not
-	// (the name appeared on the host meanwhile, or cannot be made).
+	// Ino is its device and inode once made or taken over from another
+	// run; zero when it was not (the name appeared on the host
+	// meanwhile, or cannot be made).
 	Ino [2]uint64 `json:"ino,omitempty"`
 	// Socket: a socket inode (.git), not a directory.
 	Socket bool `json:"socket,omitempty"`
@@ -67,7 +82,7 @@ func placeholderNames(pl protectPlan, protected []string, readOnlyWorkspace bool
 			names = []string{".git"}
 		}
 		for _, n := range names {
-			if !lexists(filepath.Join(root, n)) {
+			if heldAbsent(filepath.Join(root, n)) {
 				out[root] = append(out[root], n)
 			}
 		}
@@ -91,9 +106,106 @@ func topNames(protected []string) []string {
 	return out
 }
 
-// placePlaceholders makes the journal's placeholders, records their
-// inodes in it, and renames them into place. The journal holds their
-// temporary names before anything is made.
+// heldAbsent reports whether the top-level name path is absent for the
+// run's protection: missing, or another run's placeholder, which this
+// run takes over (placePlaceholders) and judges as absent at its start.
+func heldAbsent(path string) bool {
+	if !lexists(path) {
+		return true
+	}
+	fd, err := unix.Open(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return isPlaceholderAt(fd, filepath.Base(path))
+}
+
+// isPlaceholderAt reports whether name beneath dir is a placeholder: a
+// marked socket, or a marked directory with nothing in it.
+func isPlaceholderAt(dir int, name string) bool {
+	var s unix.Stat_t
+	if unix.Fstatat(dir, name, &s, unix.AT_SYMLINK_NOFOLLOW) != nil || s.Mode&placeholderMark == 0 {
+		return false
+	}
+	switch s.Mode & unix.S_IFMT {
+	case unix.S_IFSOCK:
+		return true
+	case unix.S_IFDIR:
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false
+		}
+		defer unix.Close(fd)
+		buf := make([]byte, 4096)
+		for {
+			n, err := unix.Getdents(fd, buf)
+			if err != nil {
+				return false
+			}
+			if n <= 0 {
+				return true
+			}
+			var names []string
+			_, _, names = unix.ParseDirent(buf[:n], -1, names)
+			if len(names) > 0 {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// lockRoots takes the shared lock of every writable tree for the run
+// (the package comment): a run that is removing placeholders holds it
+// exclusively for a moment, so this waits for that, but not for ever, as
+// anything that can open the directory can lock it.
+func lockRoots(roots []string) ([]int, error) {
+	var fds []int
+	for _, r := range roots {
+		fd, err := unix.Open(r, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			closeAll(fds)
+			return nil, fmt.Errorf("open %s: %w", r, err)
+		}
+		fds = append(fds, fd)
+		for i := 0; ; i++ {
+			err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, unix.EWOULDBLOCK) || i == lockTries {
+				closeAll(fds)
+				return nil, fmt.Errorf("lock %s: %w (something holds an exclusive flock on the directory; airlock holds one only for a moment, while it removes placeholders)", r, err)
+			}
+			time.Sleep(lockWait)
+		}
+	}
+	return fds, nil
+}
+
+// sameRoots checks that the locked directories are the trees the
+// snapshot recorded (none was replaced in between).
+func sameRoots(fds []int, roots []rootState) error {
+	for i, fd := range fds {
+		var s unix.Stat_t
+		if err := unix.Fstat(fd, &s); err != nil || i >= len(roots) || [2]uint64{s.Dev, s.Ino} != roots[i].Ino {
+			return fmt.Errorf("a writable tree was replaced while the run started")
+		}
+	}
+	return nil
+}
+
+const (
+	lockTries = 3000
+	lockWait  = 10 * time.Millisecond
+)
+
+// placePlaceholders makes the journal's placeholders, or takes over the
+// ones another run made, records their inodes and journals them. The
+// roots must be locked (lockRoots). Each is made at its name in one
+// call, already marked, so one left by a supervisor that died at any
+// point is known as a placeholder by the next run there.
 func placePlaceholders(j *runJournal) error {
 	if len(j.Placeholders) == 0 {
 		return nil
@@ -117,50 +229,34 @@ func placePlaceholders(j *runJournal) error {
 		}
 		var err error
 		if ph.Socket {
-			err = unix.Mknodat(fd, ph.Temp, unix.S_IFSOCK|0o644, 0)
+			err = unix.Mknodat(fd, ph.Name, unix.S_IFSOCK|placeholderMark|0o644, 0)
 		} else {
-			err = unix.Mkdirat(fd, ph.Temp, 0o755)
-		}
-		if err != nil {
-			if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) {
-				continue // the run, as this user or less, cannot make it either
+			err = unix.Mkdirat(fd, ph.Name, placeholderMark|0o755)
+			if err == nil {
+				// Past the umask: any user's run must be able to see it is
+				// empty.
+				err = unix.Fchmodat(fd, ph.Name, placeholderMark|0o755, 0)
 			}
-			return fmt.Errorf("placeholder %s: %w", filepath.Join(j.Roots[ph.Root].Path, ph.Temp), err)
+		}
+		switch {
+		case errors.Is(err, unix.EEXIST) && !isPlaceholderAt(fd, ph.Name):
+			// Made on the host since the compile: it exists now, and the
+			// view holds it read-only like any other.
+			continue
+		case errors.Is(err, unix.EEXIST):
+			// Another run's, or one a dead supervisor left: shared.
+		case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS):
+			continue // the run, as this user or less, cannot make it either
+		case err != nil:
+			return fmt.Errorf("placeholder %s: %w", filepath.Join(j.Roots[ph.Root].Path, ph.Name), err)
 		}
 		var s unix.Stat_t
-		if err := unix.Fstatat(fd, ph.Temp, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return fmt.Errorf("placeholder %s: %w", filepath.Join(j.Roots[ph.Root].Path, ph.Temp), err)
+		if err := unix.Fstatat(fd, ph.Name, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("placeholder %s: %w", filepath.Join(j.Roots[ph.Root].Path, ph.Name), err)
 		}
 		ph.Ino = [2]uint64{s.Dev, s.Ino}
 	}
-	if err := j.rewrite(); err != nil {
-		return err
-	}
-	changed := false
-	for i := range j.Placeholders {
-		ph := &j.Placeholders[i]
-		if ph.Ino == ([2]uint64{}) {
-			continue
-		}
-		fd := fds[ph.Root]
-		err := unix.Renameat2(fd, ph.Temp, fd, ph.Name, unix.RENAME_NOREPLACE)
-		if errors.Is(err, unix.EEXIST) {
-			// Made on the host since the compile: it exists now, and the
-			// view holds it read-only like any other.
-			if err := unix.Unlinkat(fd, ph.Temp, unlinkFlag(ph.Socket)); err != nil {
-				return fmt.Errorf("placeholder %s: %w", filepath.Join(j.Roots[ph.Root].Path, ph.Temp), err)
-			}
-			ph.Ino, changed = [2]uint64{}, true
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("placeholder %s: %w", filepath.Join(j.Roots[ph.Root].Path, ph.Name), err)
-		}
-	}
-	if changed {
-		return j.rewrite()
-	}
-	return nil
+	return j.rewrite()
 }
 
 // openRootAs opens a writable tree for making or removing placeholders,
@@ -179,37 +275,52 @@ func openRootAs(r rootState) (int, error) {
 }
 
 // removePlaceholders removes the placeholders of a run whose processes
-// are all gone. It returns the names it had to leave (changed on the
-// host during the run, or unreadable), which the check must not treat
-// as the run's, and the errors that fail the check.
+// are all gone, in each tree where no other run is going. It returns the
+// names it left (still another run's, changed on the host during the
+// run, or unreadable), which the check must not treat as the run's, and
+// the errors that fail the check. rootFDs are the check's descriptors of
+// the trees (checkRoot); the run's own shared locks, when it still holds
+// them (j.locks), are what it turns exclusive.
 func removePlaceholders(j *runJournal, rootFDs []int) (map[string]bool, []error) {
 	left := map[string]bool{}
 	var errs []error
+	alone := map[int]bool{}
+	for ri := range j.Roots {
+		if ri >= len(rootFDs) || rootFDs[ri] < 0 {
+			continue
+		}
+		fd := rootFDs[ri]
+		if ri < len(j.locks) && j.locks[ri] >= 0 {
+			fd = j.locks[ri]
+		}
+		// A conversion that fails drops the shared lock (flock(2)); the
+		// run is over, and the run still going removes them.
+		alone[ri] = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil
+	}
 	for _, ph := range j.Placeholders {
 		if ph.Root >= len(rootFDs) || rootFDs[ph.Root] < 0 {
 			continue // its root failed the check already
 		}
-		fd, rootPath := rootFDs[ph.Root], j.Roots[ph.Root].Path
-		if err := removePlaceholder(fd, ph.Temp, ph.Ino, ph.Socket, true); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(rootPath, ph.Temp), err))
-		}
+		key := fmt.Sprint(ph.Root, "/", ph.Name)
 		if ph.Ino == ([2]uint64{}) {
-			continue // never renamed into place: what is there is not ours
+			continue // never made: what is there is not ours
 		}
-		if err := removePlaceholder(fd, ph.Name, ph.Ino, ph.Socket, false); err != nil {
-			left[fmt.Sprint(ph.Root, "/", ph.Name)] = true
+		if !alone[ph.Root] {
+			left[key] = true // another run of the tree still holds it
+			continue
+		}
+		fd, rootPath := rootFDs[ph.Root], j.Roots[ph.Root].Path
+		if err := removePlaceholder(fd, ph.Name, ph.Socket); err != nil {
+			left[key] = true
 			errs = append(errs, fmt.Errorf("placeholder %s: %w; it was left in place", filepath.Join(rootPath, ph.Name), err))
 		}
 	}
 	return left, errs
 }
 
-// removePlaceholder removes name beneath root if it is the empty
-// directory (or the socket) ino. At the temporary name (temp), an entry that is not the
-// placeholder is left alone: it is a plain file of the run's, not a
-// protected one; with no inode journaled, the supervisor died before the
-// helper started, so an empty directory there is the placeholder.
-func removePlaceholder(root int, name string, ino [2]uint64, socket, temp bool) error {
+// removePlaceholder removes name beneath root if it is a placeholder of
+// its kind.
+func removePlaceholder(root int, name string, socket bool) error {
 	var s unix.Stat_t
 	err := unix.Fstatat(root, name, &s, unix.AT_SYMLINK_NOFOLLOW)
 	if errors.Is(err, unix.ENOENT) {
@@ -222,13 +333,8 @@ func removePlaceholder(root int, name string, ino [2]uint64, socket, temp bool) 
 	if socket {
 		want = unix.S_IFSOCK
 	}
-	mine := s.Mode&unix.S_IFMT == want && (ino == [2]uint64{s.Dev, s.Ino} ||
-		temp && ino == [2]uint64{} && s.Uid == uint32(unix.Geteuid()))
-	if !mine {
-		if temp {
-			return nil
-		}
-		return errors.New("replaced during the run (not the directory airlock made)")
+	if s.Mode&unix.S_IFMT != want || s.Mode&placeholderMark == 0 {
+		return errors.New("replaced during the run (not the placeholder airlock made)")
 	}
 	err = unix.Unlinkat(root, name, unlinkFlag(socket))
 	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
@@ -247,4 +353,10 @@ func unlinkFlag(socket bool) int {
 		return 0
 	}
 	return unix.AT_REMOVEDIR
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
 }

@@ -11,7 +11,8 @@ import (
 
 // TestPlaceholderJournalStates: whatever point the supervisor died at,
 // the check that finishes its journal removes the placeholder it made,
-// and never an entry that is not that empty directory.
+// and never an entry that is not a placeholder; while another run of the
+// tree holds its lock, it removes nothing.
 func TestPlaceholderJournalStates(t *testing.T) {
 	newJournal := func(t *testing.T) (*runJournal, string) {
 		root := t.TempDir()
@@ -21,7 +22,7 @@ func TestPlaceholderJournalStates(t *testing.T) {
 		}
 		j := &runJournal{RunID: "r1", Workspace: root,
 			Roots:        []rootState{{Path: root, Ino: [2]uint64{s.Dev, s.Ino}, Mode: s.Mode & 0o7777, UID: s.Uid, GID: s.Gid}},
-			Placeholders: []placeholder{{Root: 0, Name: ".vscode", Temp: ".vscode.airlock-placeholder-r1"}}}
+			Placeholders: []placeholder{{Root: 0, Name: ".vscode"}}}
 		return j, root
 	}
 	inode := func(t *testing.T, path string) [2]uint64 {
@@ -31,6 +32,15 @@ func TestPlaceholderJournalStates(t *testing.T) {
 		}
 		return [2]uint64{s.Dev, s.Ino}
 	}
+	// made is what placePlaceholders leaves: the marked directory, journaled.
+	made := func(t *testing.T, j *runJournal, root string) {
+		path := filepath.Join(root, ".vscode")
+		mkdir(t, path)
+		if err := os.Chmod(path, os.ModeSticky|0o755); err != nil {
+			t.Fatal(err)
+		}
+		j.Placeholders[0].Ino = inode(t, path)
+	}
 	for _, tc := range []struct {
 		name    string
 		setup   func(t *testing.T, j *runJournal, root string)
@@ -38,39 +48,43 @@ func TestPlaceholderJournalStates(t *testing.T) {
 		wantErr string
 	}{
 		{name: "journaled-not-made"},
-		{name: "made-not-journaled", setup: func(t *testing.T, j *runJournal, root string) {
-			mkdir(t, filepath.Join(root, j.Placeholders[0].Temp))
-		}},
-		{name: "made-not-journaled-then-written", setup: func(t *testing.T, j *runJournal, root string) {
-			mkdir(t, filepath.Join(root, j.Placeholders[0].Temp))
-			write(t, filepath.Join(root, j.Placeholders[0].Temp, "f"))
-		}, left: []string{".vscode.airlock-placeholder-r1/f"}, wantErr: "no longer empty"},
-		{name: "journaled-not-renamed", setup: func(t *testing.T, j *runJournal, root string) {
-			mkdir(t, filepath.Join(root, j.Placeholders[0].Temp))
-			j.Placeholders[0].Ino = inode(t, filepath.Join(root, j.Placeholders[0].Temp))
-		}},
-		{name: "in-place", setup: func(t *testing.T, j *runJournal, root string) {
-			mkdir(t, filepath.Join(root, ".vscode"))
-			j.Placeholders[0].Ino = inode(t, filepath.Join(root, ".vscode"))
-		}},
+		{name: "in-place", setup: made},
 		{name: "in-place-written", setup: func(t *testing.T, j *runJournal, root string) {
-			mkdir(t, filepath.Join(root, ".vscode"))
-			j.Placeholders[0].Ino = inode(t, filepath.Join(root, ".vscode"))
+			made(t, j, root)
 			write(t, filepath.Join(root, ".vscode", "settings.json"))
 		}, left: []string{".vscode/settings.json"}, wantErr: "no longer empty"},
-		{name: "replaced", setup: func(t *testing.T, j *runJournal, root string) {
-			mkdir(t, filepath.Join(root, ".vscode"))
-			j.Placeholders[0].Ino = inode(t, filepath.Join(root, ".vscode"))
+		{name: "replaced-by-a-file", setup: func(t *testing.T, j *runJournal, root string) {
+			made(t, j, root)
 			if err := os.Remove(filepath.Join(root, ".vscode")); err != nil {
 				t.Fatal(err)
 			}
 			write(t, filepath.Join(root, ".vscode"))
 		}, left: []string{".vscode"}, wantErr: "replaced"},
-		{name: "temp-name-taken-by-the-run", setup: func(t *testing.T, j *runJournal, root string) {
+		{name: "replaced-by-an-unmarked-directory", setup: func(t *testing.T, j *runJournal, root string) {
+			made(t, j, root)
+			if err := os.Remove(filepath.Join(root, ".vscode")); err != nil {
+				t.Fatal(err)
+			}
 			mkdir(t, filepath.Join(root, ".vscode"))
-			j.Placeholders[0].Ino = inode(t, filepath.Join(root, ".vscode"))
-			write(t, filepath.Join(root, j.Placeholders[0].Temp))
-		}, left: []string{".vscode.airlock-placeholder-r1"}},
+		}, left: []string{".vscode"}, wantErr: "replaced"},
+		{name: "made-again-by-a-later-run", setup: func(t *testing.T, j *runJournal, root string) {
+			made(t, j, root)
+			if err := os.Remove(filepath.Join(root, ".vscode")); err != nil {
+				t.Fatal(err)
+			}
+			mkdir(t, filepath.Join(root, ".vscode"))
+			if err := os.Chmod(filepath.Join(root, ".vscode"), os.ModeSticky|0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "another-run-holds-the-tree", setup: func(t *testing.T, j *runJournal, root string) {
+			made(t, j, root)
+			locks, err := lockRoots([]string{root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { closeAll(locks) })
+		}, left: []string{".vscode"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j, root := newJournal(t)
@@ -90,6 +104,49 @@ func TestPlaceholderJournalStates(t *testing.T) {
 				if entries, _ := os.ReadDir(root); len(entries) != 0 {
 					t.Errorf("left after the check: %v", entries)
 				}
+			}
+		})
+	}
+}
+
+// TestIsPlaceholderAt: only a marked empty directory or a marked socket
+// is a placeholder; a user's empty directory is not.
+func TestIsPlaceholderAt(t *testing.T) {
+	root := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		make func(path string) error
+		want bool
+	}{
+		{"marked-empty", func(p string) error { return unix.Mkdir(p, 0o1755) }, true},
+		{"marked-socket", func(p string) error { return unix.Mknod(p, unix.S_IFSOCK|0o1644, 0) }, true},
+		{"plain-empty", func(p string) error { return unix.Mkdir(p, 0o755) }, false},
+		{"plain-socket", func(p string) error { return unix.Mknod(p, unix.S_IFSOCK|0o644, 0) }, false},
+		{"marked-not-empty", func(p string) error {
+			if err := unix.Mkdir(p, 0o1755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(p, "f"), nil, 0o644)
+		}, false},
+		{"marked-file", func(p string) error { return os.WriteFile(p, nil, os.ModeSticky|0o644) }, false},
+		{"missing", func(string) error { return nil }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.make(filepath.Join(root, tc.name)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "marked-file" {
+				if err := os.Chmod(filepath.Join(root, tc.name), os.ModeSticky|0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(fd)
+			if got := isPlaceholderAt(fd, tc.name); got != tc.want {
+				t.Errorf("isPlaceholderAt(%s) = %v, want %v", tc.name, got, tc.want)
 			}
 		})
 	}

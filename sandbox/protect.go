@@ -60,6 +60,21 @@ type protectPlan struct {
 	// dotgits are the .git entries in the writable trees at compile; a
 	// .git the end of the run finds elsewhere is checked as created.
 	dotgits []string
+	// inProgress do not exist at compile, may be made by the run, and
+	// are checked at its end only (gitProtection.inProgress).
+	inProgress []string
+	// named are those of nested found below the top at compile.
+	named []string
+	// nested are the names protected at any depth of the workspace
+	// (profile.AnyDepthName): those there below the top are in present;
+	// the create guard refuses new ones.
+	nested []string
+	// truncated: the search for repositories stopped at gitWalkLimit
+	// entries in some tree.
+	truncated bool
+	// gitDirs are the repositories' git directories at compile
+	// (gitProtection.gitDirs).
+	gitDirs []string
 	// placeholders are, per writable tree, the top-level names absent
 	// at compile that the start holds with a placeholder.
 	placeholders map[string][]string
@@ -75,9 +90,12 @@ type protectedState struct {
 	Rel     string `json:"rel"`
 	Existed bool   `json:"existed"`
 	// Link: it was a symlink, which no mount holds in place.
-	Link  bool        `json:"link,omitempty"`
-	Ino   [2]uint64   `json:"ino,omitempty"`
-	Chain [][2]uint64 `json:"chain,omitempty"`
+	Link bool `json:"link,omitempty"`
+	// InProgress: a git operation's state (gitStateNames), which the
+	// run may make and the check looks at only at the end.
+	InProgress bool        `json:"in_progress,omitempty"`
+	Ino        [2]uint64   `json:"ino,omitempty"`
+	Chain      [][2]uint64 `json:"chain,omitempty"`
 }
 
 // rootState is one writable tree at the start: its identity, and the
@@ -152,6 +170,28 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 			return nil, nil, err
 		}
 	}
+	for _, p := range pl.inProgress {
+		ri, rel := rootOf(pl.roots, p)
+		if ri < 0 {
+			continue
+		}
+		root, err := openRoot(pl.roots[ri])
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := stateAt(root, ri, rel)
+		unix.Close(root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		key := fmt.Sprint(st.Root, "/", st.Rel)
+		if st.Existed || seen[key] || len(st.Chain) == 0 {
+			continue // made on the host since the compile, or its git directory is gone
+		}
+		seen[key] = true
+		st.InProgress = true
+		states = append(states, st)
+	}
 	return roots, states, nil
 }
 
@@ -204,17 +244,59 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 	for _, p := range j.DotGits {
 		had[p] = true
 	}
+	// And a git directory under another name (git init --bare sub):
+	// without the create guard, the backstop moves its HEAD aside, so
+	// host git no longer takes it for one.
+	hadGit := map[string]bool{}
+	for _, g := range j.GitDirs {
+		hadGit[g] = true
+	}
+	hadNamed := map[string]bool{}
+	for _, p := range j.NestedHad {
+		hadNamed[p] = true
+	}
+	newGitDir := func(ri int, g string) {
+		if hadGit[g] {
+			return
+		}
+		if i, rel := rootOf(rootPaths(j.Roots), filepath.Join(g, "HEAD")); i == ri {
+			states = append(states, protectedState{Root: ri, Rel: rel})
+			hadGit[g] = true
+		}
+	}
 	for ri, r := range j.Roots {
 		if rootFDs[ri] < 0 {
 			continue
 		}
+		if isGitDir(r.Path) {
+			newGitDir(ri, r.Path)
+		}
 		budget := gitWalkLimit
-		walkDotGit(r.Path, &budget, func(_, path string) {
+		w := treeWalk{dotGit: func(_, path string) {
 			if i, rel := rootOf(rootPaths(j.Roots), path); i == ri && !had[path] {
 				states = append(states, protectedState{Root: ri, Rel: rel})
 				had[path] = true
 			}
-		})
+		}, bare: func(g string) { newGitDir(ri, g) }}
+		if r.Path == j.Workspace && len(j.Nested) > 0 {
+			// Without the guard, sub/.vscode the run made is moved aside.
+			w.names, w.named = map[string]bool{}, func(path string) {
+				if i, rel := rootOf(rootPaths(j.Roots), path); i == ri && !hadNamed[path] {
+					states = append(states, protectedState{Root: ri, Rel: rel})
+					hadNamed[path] = true
+				}
+			}
+			for _, n := range j.Nested {
+				w.names[n] = true
+			}
+		}
+		whole := walkDotGit(r.Path, &budget, w)
+		if !whole && !j.Guarded {
+			// Never silent: without the guard a .git beyond the limit may
+			// be the run's, and is not moved aside.
+			denials = append(denials, Denial{Kind: "filesystem", Target: r.Path,
+				Reason: fmt.Sprintf("the end-of-run search for new repositories stopped after %d entries: a .git the run made beyond it was not moved aside; look before running git there", gitWalkLimit)})
+		}
 	}
 	for _, st := range states {
 		if st.Root >= len(rootFDs) || rootFDs[st.Root] < 0 {
@@ -305,6 +387,11 @@ func checkOne(root int, rootPath string, st protectedState, runID string, had ma
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if !strings.Contains(st.Rel, "/") && isPlaceholderAt(parent, base) {
+		// A placeholder another run still holds, or one made after this
+		// run's start: nothing the run could have made there.
+		return nil, nil
+	}
 	samePlace := sameChain(chain, st.Chain) && (!st.Link || st.Ino == [2]uint64{s.Dev, s.Ino})
 	if st.Existed && samePlace {
 		// It was read-only or pinned in the view, and the directories
@@ -313,6 +400,9 @@ func checkOne(root int, rootPath string, st protectedState, runID string, had ma
 		return nil, nil
 	}
 	what := "created during the run"
+	if st.InProgress {
+		what = "left by the run (a rebase, am, cherry-pick, revert or bisect in progress, which host git would go on with and run what it names)"
+	}
 	if st.Existed {
 		what = "reached during the run through a directory moved above it"
 	}
@@ -353,6 +443,11 @@ func stateAt(root, ri int, rel string) (protectedState, error) {
 		return st, nil
 	case err != nil:
 		return st, err
+	}
+	if !strings.Contains(rel, "/") && isPlaceholderAt(parent, rel) {
+		// Another run's placeholder (placeholders.go): this run takes it
+		// over, and the name was absent for it.
+		return st, nil
 	}
 	st.Existed = true
 	st.Link = s.Mode&unix.S_IFMT == unix.S_IFLNK

@@ -19,7 +19,22 @@ import (
 // in the writable trees (gitrepos.go).
 func planProtection(s profile.Spec) protectPlan {
 	ws := s.Workspace
-	pl := protectPlan{ws: ws, globs: globsOf(s.Filesystem.Protected)}
+	var nested []string
+	protected := s.Filesystem.Protected[:0:0]
+	for _, rel := range s.Filesystem.Protected {
+		if name, ok := profile.AnyDepthName(rel); ok {
+			// At the top like any entry; below it, found by the walk and
+			// refused by the create guard.
+			nested = append(nested, name)
+			rel = name
+		}
+		protected = append(protected, rel)
+	}
+	s.Filesystem.Protected = uniqueSorted(protected)
+	if s.ReadOnlyWorkspace {
+		nested = nil
+	}
+	pl := protectPlan{ws: ws, globs: globsOf(s.Filesystem.Protected), nested: uniqueSorted(nested)}
 	if !s.ReadOnlyWorkspace {
 		pl.roots = append(pl.roots, ws)
 	}
@@ -29,8 +44,10 @@ func planProtection(s profile.Spec) protectPlan {
 		}
 	}
 	home, _ := os.UserHomeDir()
-	git := discoverGit(pl.roots, home, os.Getenv)
+	git := discoverGit(pl.roots, home, os.Getenv, ws, pl.nested)
 	pl.present = append(pl.present, git.pins...)
+	pl.present = append(pl.present, git.named...)
+	pl.named = git.named
 	pl.present = append(pl.present, git.readOnly...)
 	pl.absent = append(pl.absent, git.absent...)
 	if !s.ReadOnlyWorkspace {
@@ -39,7 +56,7 @@ func planProtection(s profile.Spec) protectPlan {
 				continue
 			}
 			path := filepath.Join(ws, rel)
-			if _, err := os.Lstat(path); err == nil {
+			if lexists(path) && (strings.Contains(filepath.Clean(rel), "/") || !heldAbsent(path)) {
 				pl.present = append(pl.present, path)
 			} else {
 				pl.absent = append(pl.absent, path)
@@ -51,7 +68,7 @@ func planProtection(s profile.Spec) protectPlan {
 		// directory (pinned above): an empty .git, or another run's
 		// placeholder, must not become a repository during this run.
 		for _, top := range topNames(s.Filesystem.Protected) {
-			if path := filepath.Join(ws, top); lexists(path) {
+			if path := filepath.Join(ws, top); !heldAbsent(path) {
 				pl.present = append(pl.present, path)
 			}
 		}
@@ -61,6 +78,9 @@ func planProtection(s profile.Spec) protectPlan {
 	pl.absent = uniqueSorted(pl.absent)
 	pl.pins = git.pins
 	pl.dotgits = git.dotgits
+	pl.gitDirs = git.gitDirs
+	pl.truncated = git.truncated
+	pl.inProgress = git.inProgress
 	return pl
 }
 
@@ -111,14 +131,25 @@ func (p *Process) startProtection() error {
 	if len(pl.roots) == 0 {
 		return nil // nothing is writable
 	}
-	roots, states, err := snapshotProtected(pl)
+	// Locked before anything of the trees is judged absent: another
+	// run's placeholder is not removed from here until this run's check.
+	locks, err := lockRoots(pl.roots)
 	if err != nil {
+		return &SetupError{Step: "protected paths", Err: err}
+	}
+	roots, states, err := snapshotProtected(pl)
+	if err == nil {
+		err = sameRoots(locks, roots)
+	}
+	if err != nil {
+		closeAll(locks)
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
 	}
-	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits}
+	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits, locks: locks,
+		GitDirs: pl.gitDirs, Nested: pl.nested, NestedHad: pl.named, Guarded: p.e.host.CreateGuard && !createGuardOff}
 	for ri, r := range pl.roots {
 		for _, n := range pl.placeholders[r] {
-			j.Placeholders = append(j.Placeholders, placeholder{Root: ri, Name: n, Temp: n + ".airlock-placeholder-" + p.runID, Socket: placeholderMode(n) == unix.S_IFSOCK})
+			j.Placeholders = append(j.Placeholders, placeholder{Root: ri, Name: n, Socket: placeholderMode(n) == unix.S_IFSOCK})
 		}
 	}
 	dir, err := pickJournalDir(pl.roots)
@@ -126,11 +157,12 @@ func (p *Process) startProtection() error {
 		err = j.create(dir)
 	}
 	if err != nil {
+		j.unlockRoots()
 		return &SetupError{Step: "run journal", Err: err}
 	}
 	p.journal = j
 	// Journaled first: a supervisor that dies from here on has them
-	// removed by the next start.
+	// removed by the next start there (by anyone: they are marked).
 	if err := placePlaceholders(j); err != nil {
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the writable trees writable by this user, or remove what is in the way", err)}
 	}
@@ -148,7 +180,7 @@ func (p *Process) finishProtection() ([]Denial, error) {
 	p.journal = nil
 	denials, err := checkProtected(j)
 	if err != nil {
-		path := j.file.Name()
+		path := j.path
 		j.release()
 		return denials, fmt.Errorf("%w (the next start checks again; its journal %s stays until the check passes, remove it by hand once the workspace has been looked at)", err, path)
 	}
@@ -170,7 +202,7 @@ func (p *Process) guardConfig() *linux.GuardConfig {
 		g.Roots = append(g.Roots, r.Ino)
 	}
 	for _, st := range j.States {
-		if st.Existed || len(st.Chain) == 0 {
+		if st.Existed || st.InProgress || len(st.Chain) == 0 {
 			continue
 		}
 		g.Absent = append(g.Absent, linux.GuardName{Dir: st.Chain[len(st.Chain)-1], Name: filepath.Base(st.Rel)})
@@ -180,7 +212,49 @@ func (p *Process) guardConfig() *linux.GuardConfig {
 			g.Held = append(g.Held, linux.GuardName{Dir: st.Chain[i-1], Name: parts[i-1]})
 		}
 	}
+	g.Names = p.plan.protect.nested
+	for _, d := range p.plan.protect.gitDirs {
+		var s unix.Stat_t
+		if unix.Stat(d, &s) == nil {
+			g.GitDirs = append(g.GitDirs, [2]uint64{s.Dev, s.Ino})
+		}
+	}
 	return g
+}
+
+// protectedRunStatus is the protected-paths line of one run: the
+// Executor's (protectedPathsStatus), lowered to degraded when the
+// search for repositories was cut short, so the limit never shrinks
+// what is protected without the Report saying so.
+func protectedRunStatus(st GuaranteeStatus, pl protectPlan, guard bool) GuaranteeStatus {
+	if !pl.truncated || st.Status != Enforced && st.Status != Degraded {
+		return st
+	}
+	why := fmt.Sprintf("the search for repositories stopped after %d entries in a writable tree: a repository beyond it has no read-only mounts, so its config and hooks stay writable", gitWalkLimit)
+	if guard {
+		why += " to a call that opens an existing file without O_CREAT (the create guard refuses making, renaming onto or appending with O_CREAT to a git directory's config, commondir, gitdir, hooks/ and info/ anywhere, and every new git directory)"
+	}
+	st.Status = Degraded
+	if st.Reason != "" {
+		st.Reason += "; "
+	}
+	st.Reason += why
+	return st
+}
+
+// runGuarantees is the Report's guarantees and level for this run.
+func (p *Process) runGuarantees() ([]GuaranteeStatus, Level) {
+	r := p.e.report
+	if !p.plan.protect.truncated {
+		return r.Guarantees, r.Level
+	}
+	gs := append([]GuaranteeStatus(nil), r.Guarantees...)
+	for i := range gs {
+		if gs[i].Guarantee == profile.ProtectedPaths {
+			gs[i] = protectedRunStatus(gs[i], p.plan.protect, p.e.host.CreateGuard && !createGuardOff)
+		}
+	}
+	return gs, levelOf(gs)
 }
 
 // protectedPathsStatus is the Report's line for protected paths. What
@@ -200,11 +274,11 @@ func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 		st.Status, st.Reason = Unavailable, "user namespaces unavailable: "+h.UserNSReason
 	case h.CreateGuard:
 		st.Status = Enforced
-		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start; a seccomp create guard refusing .git anywhere the host can see and every other protected name absent at start, and chmod or chown of a writable tree's root; journaled end-of-run check as a backstop"
+		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start, shared by overlapping runs; a seccomp create guard refusing .git, a HEAD outside the start's git directories, any git directory's config and hooks, and the profile's **/NAME names anywhere the host can see, every other protected name absent at start, and chmod or chown of a writable tree's root; journaled end-of-run check as a backstop (it also moves aside a rebase, am, cherry-pick or bisect the run left in progress)"
 	default:
 		st.Status = Degraded
 		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start (.git in every writable tree); journaled end-of-run check"
-		st.Reason = "no create guard (" + h.CreateGuardReason + "): a protected path absent at start beneath an existing directory (a new nested repository such as sub/.git, a repository's missing hooks directory, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs there during the run can act on it; the workspace's own mode and owner are put back at the end, not held"
+		st.Reason = "no create guard (" + h.CreateGuardReason + "): a protected path absent at start beneath an existing directory (a new nested repository such as sub/.git, a repository's missing hooks directory, an include target) can be created during the run; it is moved aside when the run ends, so a host tool that runs there during the run can act on it; the workspace's own mode and owner are put back at the end, not held; a directory can be made a git directory under another name (git init --bare), and the profile's **/NAME names below the top can be made, until the end of the run moves them aside"
 	}
 	return st
 }

@@ -90,6 +90,8 @@ type guardProxy struct {
 	absent          map[guardKey]bool
 	held            map[guardKey]bool
 	private         map[uint64]bool
+	gitDirs         map[[2]uint64]bool
+	names           map[string]bool
 }
 
 // runGuardProxy is the proxy's main; it never returns.
@@ -110,7 +112,14 @@ func runGuardProxy() {
 			os.Exit(ExitSetupFailed)
 		}
 	}
-	p := &guardProxy{roots: map[[2]uint64]bool{}, absent: map[guardKey]bool{}, held: map[guardKey]bool{}, private: map[uint64]bool{}}
+	p := &guardProxy{roots: map[[2]uint64]bool{}, absent: map[guardKey]bool{}, held: map[guardKey]bool{}, private: map[uint64]bool{}, gitDirs: map[[2]uint64]bool{}}
+	for _, g := range cfg.GitDirs {
+		p.gitDirs[g] = true
+	}
+	p.names = map[string]bool{}
+	for _, n := range cfg.Names {
+		p.names[n] = true
+	}
 	for _, r := range cfg.Roots {
 		p.roots[r] = true
 	}
@@ -533,10 +542,32 @@ func (p *guardProxy) refused(parent int, name string) bool {
 	if unix.Fstat(parent, &st) != nil {
 		return true
 	}
-	if n == ".git" && !p.private[st.Dev] {
+	if p.private[st.Dev] {
+		return p.absent[guardKey{st.Dev, st.Ino, n}]
+	}
+	if p.names[n] {
 		return true
 	}
-	return p.absent[guardKey{st.Dev, st.Ino, n}]
+	switch n {
+	case ".git":
+		return true
+	case "HEAD":
+		// Host git takes any directory with a HEAD (and objects and
+		// refs, or a commondir) for a git directory, whatever its name:
+		// a new one outside the repositories there at the start is a
+		// bare repository whose config the run chose.
+		return !p.inGitDir(parent)
+	case "objects", "refs", "commondir":
+		// The other half, beside a HEAD that is there already.
+		var s unix.Stat_t
+		if unix.Fstatat(parent, "HEAD", &s, unix.AT_SYMLINK_NOFOLLOW) == nil && !p.inGitDir(parent) {
+			return true
+		}
+	}
+	if p.absent[guardKey{st.Dev, st.Ino, n}] {
+		return true
+	}
+	return gitFileOf(parent, n)
 }
 
 // isHeld reports whether name in parent is a held directory's place

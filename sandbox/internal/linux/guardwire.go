@@ -32,7 +32,15 @@ type GuardConfig struct {
 	// tmpfs behind HOME, /tmp and /dev/shm, its /dev): a .git there is
 	// invisible to the host, so it may be made.
 	PrivateDevs []uint64 `json:"private_devs,omitempty"`
-	Rlimits     []Rlimit `json:"rlimits,omitempty"`
+	// GitDirs are the device and inode of each repository's git
+	// directory at the start. A HEAD, which makes a directory a git
+	// directory for host git whatever its name (git init --bare), may be
+	// made only beneath one of them or on a private filesystem.
+	GitDirs [][2]uint64 `json:"git_dirs,omitempty"`
+	// Names may not be made anywhere the host can see (the profile's
+	// **/NAME entries: sub/.vscode, sub/.envrc), like .git.
+	Names   []string `json:"names,omitempty"`
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
 }
 
 // GuardName is the entry Name in the directory Dir (device, inode).

@@ -1,0 +1,78 @@
+package sandbox_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlockhq/airlock/internal/sandboxtest"
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox"
+)
+
+// TestAttackNoSilentLimit: a workspace with more entries than the start
+// searches for repositories (a real node_modules has 100k) puts a
+// nested repository beyond the search. The run's Report says
+// protected-paths is degraded and why, a profile that requires it does
+// not run, and the create guard still refuses what git config, a shell's
+// >> and a new hook do to that repository's config and hooks: host git
+// there runs no program of the run's. The control runs the same script
+// on the host and the marker appears.
+func TestAttackNoSilentLimit(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	ws := sandboxtest.GitWorkspace(t)
+	// Breadth first: the 20,001 entries of a/ come before b/c/repo.
+	many := filepath.Join(ws, "a")
+	must(t, os.Mkdir(many, 0o755))
+	for i := 0; i <= 20000; i++ {
+		f, err := os.Create(filepath.Join(many, fmt.Sprint(i)))
+		must(t, err)
+		f.Close()
+	}
+	repo := filepath.Join(ws, "b", "c", "repo")
+	must(t, os.MkdirAll(repo, 0o755))
+	gitSetup(t, repo, "init", "-q", ".")
+	gitSetup(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+	gitSetup(t, ws, "config", "status.showUntrackedFiles", "no")
+
+	sb := sandboxtest.New(t, preset, ws, nil)
+	marker := filepath.Join(sandboxtest.OutsideDir(t), "ran")
+	p := sandboxtest.Probe{Args: sandboxtest.Sh(gitPrelude+`cd b/c/repo; git config core.fsmonitor "$fsm"; printf '[core]\n\tfsmonitor = %s\n' "$fsm" >> .git/config; mk .git/hooks/pre-commit; mk .git/hooks/post-commit; sed -i "s|^\[core\]|[core]\n\tfsmonitor = $fsm|" .git/config`, marker)}
+	o := sb.Run(t, p)
+	st := statusOf(o.Result.Guarantees, profile.ProtectedPaths)
+	if st.Status != sandbox.Degraded || !strings.Contains(st.Reason, "stopped after 20000 entries") {
+		t.Errorf("the run's Report does not say the search was cut short: %+v", st)
+	}
+	if o.Result.Level == sandbox.LevelFull {
+		t.Errorf("the run's level is full with protected paths degraded")
+	}
+	guard := sb.Executor.Report().Status(profile.ProtectedPaths).Status == sandbox.Enforced
+	if guard && hostGitRuns(marker, []string{repo}) {
+		t.Errorf("ATTACK SUCCEEDED: host git in a repository beyond the search ran the program the run planted\n%s\ndenials %+v", o, o.Result.Denials)
+	}
+
+	// Fails closed where the profile requires protected paths.
+	req := sandboxtest.New(t, preset, ws, func(s *profile.Spec) { s.Require = append(s.Require, profile.ProtectedPaths.String()) })
+	_, err := req.Executor.Prepare(t.Context(), sandbox.Cmd{Args: sandboxtest.Sh("true")})
+	var ue *sandbox.UnavailableError
+	if guard && (!errors.As(err, &ue) || !strings.Contains(err.Error(), "stopped after 20000 entries")) {
+		t.Errorf("a profile requiring protected paths was prepared past the search limit: %v", err)
+	}
+
+	sb.Host(t, p)
+	if !hostGitRuns(marker, []string{repo}) {
+		t.Fatal("positive control failed: the script on the host did not make host git run the marker")
+	}
+}
+
+func statusOf(gs []sandbox.GuaranteeStatus, g profile.Guarantee) sandbox.GuaranteeStatus {
+	for _, s := range gs {
+		if s.Guarantee == g {
+			return s
+		}
+	}
+	return sandbox.GuaranteeStatus{}
+}
