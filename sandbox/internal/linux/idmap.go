@@ -3,7 +3,6 @@ package linux
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -45,7 +44,9 @@ func rootlessMap() []syscall.SysProcIDMap {
 }
 
 // NewRootlessUserns returns a user namespace (a descriptor of it) whose
-// mapping turns uid and gid 0 into nobody, to id-map mounts with.
+// mapping turns uid and gid 0 into nobody, to id-map mounts with. It uses
+// syscall.ForkExec, not os/exec: os/exec brings path/filepath into this
+// package, which would delay the stage-2 init hook (see netaddr.go).
 func NewRootlessUserns() (int, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -53,24 +54,29 @@ func NewRootlessUserns() (int, error) {
 	}
 	defer r.Close()
 	defer w.Close()
-	c := &exec.Cmd{
-		Path:  "/proc/self/exe",
-		Args:  []string{IDMapHolderArg0},
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{IDMapHolderArg0}, &syscall.ProcAttr{
 		Env:   []string{"GOMAXPROCS=1"},
-		Stdin: r,
-		SysProcAttr: &syscall.SysProcAttr{
+		Files: []uintptr{r.Fd(), ^uintptr(0), ^uintptr(0)},
+		Sys: &syscall.SysProcAttr{
 			Cloneflags:  unix.CLONE_NEWUSER,
 			UidMappings: rootlessMap(),
 			GidMappings: rootlessMap(),
 			Pdeathsig:   syscall.SIGKILL,
 		},
-	}
-	if err := c.Start(); err != nil {
+	})
+	if err != nil {
 		return -1, fmt.Errorf("start a process in a user namespace for the id mapping: %w", err)
 	}
-	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/user", c.Process.Pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/user", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	// Its stdin at end of file, the holder exits.
 	w.Close()
-	c.Wait()
+	var ws syscall.WaitStatus
+	for {
+		_, werr := syscall.Wait4(pid, &ws, 0, nil)
+		if werr != syscall.EINTR {
+			break
+		}
+	}
 	if err != nil {
 		return -1, fmt.Errorf("open the id mapping's user namespace: %w", err)
 	}
