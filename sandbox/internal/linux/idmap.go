@@ -48,6 +48,18 @@ func rootlessMap() []syscall.SysProcIDMap {
 // syscall.ForkExec, not os/exec: os/exec brings path/filepath into this
 // package, which would delay the stage-2 init hook (see netaddr.go).
 func NewRootlessUserns() (int, error) {
+	// The namespace only needs a process in it while it is opened: a
+	// traced child stops at its exec before it runs an instruction, so
+	// no Go runtime starts for it. Where ptrace is refused (Yama's
+	// ptrace_scope 3, a seccomp policy) the holder runs and waits on
+	// stdin instead.
+	if fd, err := rootlessUserns(true); err == nil {
+		return fd, nil
+	}
+	return rootlessUserns(false)
+}
+
+func rootlessUserns(traced bool) (int, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return -1, err
@@ -62,18 +74,23 @@ func NewRootlessUserns() (int, error) {
 			UidMappings: rootlessMap(),
 			GidMappings: rootlessMap(),
 			Pdeathsig:   syscall.SIGKILL,
+			Ptrace:      traced,
 		},
 	})
 	if err != nil {
 		return -1, fmt.Errorf("start a process in a user namespace for the id mapping: %w", err)
 	}
 	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/user", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	// Its stdin at end of file, the holder exits.
+	if traced {
+		// Stopped at its exec, it ends only by SIGKILL.
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	// Its stdin at end of file, an untraced holder exits.
 	w.Close()
 	var ws syscall.WaitStatus
 	for {
-		_, werr := syscall.Wait4(pid, &ws, 0, nil)
-		if werr != syscall.EINTR {
+		_, werr := syscall.Wait4(pid, &ws, unix.WALL, nil)
+		if werr != syscall.EINTR && (werr != nil || ws.Exited() || ws.Signaled()) {
 			break
 		}
 	}
