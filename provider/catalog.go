@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -62,7 +63,9 @@ func LoadCatalog(path string, drivers ...Driver) (*Catalog, error) {
 	return ParseCatalog(path, data, drivers...)
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,46}$`)
+// Compiled on first use, not at init: every airlock process links this
+// package, and only a catalog's loading needs them.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,46}$`) })
 
 // ParseCatalog reads a catalog's text; file names it in messages and
 // anchors relative profile paths. Every error is an *Error of class
@@ -91,7 +94,7 @@ func ParseCatalog(file string, data []byte, drivers ...Driver) (*Catalog, error)
 				continue // an example the operator left in, switched off
 			}
 			section := top + "." + name
-			if !nameRE.MatchString(name) {
+			if !nameRE().MatchString(name) {
 				return nil, configErr(file, p.line(section, ""), "%q is not a valid name; use letters, digits, _ and -, start with a letter, at most 47 characters (a leading _ disables the table)", name)
 			}
 			body, ok := tbl[name].(map[string]any)
@@ -191,7 +194,7 @@ func (p *parser) sandbox(name string, body map[string]any) (*entry, error) {
 		case "provider":
 			cfg.Provider = str
 		case "image":
-			if !imageRE.MatchString(str) {
+			if !imageRE().MatchString(str) {
 				return nil, bad(key, "%q is not pinned; use a local image id (sha256:…) or a digest reference (name@sha256:…): tags can change under you", str)
 			}
 			cfg.Image = str
@@ -271,7 +274,9 @@ func (p *parser) sandbox(name string, body map[string]any) (*entry, error) {
 }
 
 // imageRE accepts only content-addressed images.
-var imageRE = regexp.MustCompile(`^(sha256:[0-9a-f]{64}|[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64})$`)
+var imageRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(sha256:[0-9a-f]{64}|[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64})$`)
+})
 
 // profile checks a profile value: a preset name, or a profile file
 // relative to the catalog's directory.

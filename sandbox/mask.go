@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/airlockhq/airlock/profile"
 )
@@ -58,7 +57,8 @@ func maskedPaths(p *profile.Profile) (out, sharedLinks []string, overflow int, e
 	links := map[inode][]string{}
 	nlink := map[inode]uint64{}
 	secret := map[inode]bool{}
-	err = filepath.WalkDir(ws, func(path string, d fs.DirEntry, err error) error {
+	err = walkTree(ws, func(e walkEntry, err error) error {
+		path := e.path
 		if err != nil {
 			if path == ws {
 				return err
@@ -71,13 +71,13 @@ func maskedPaths(p *profile.Profile) (out, sharedLinks []string, overflow int, e
 		for _, g := range deep {
 			if profile.MatchGlob(g, path) {
 				add(path)
-				if d.IsDir() {
+				if e.typ.IsDir() {
 					return filepath.SkipDir
 				}
 				return nil
 			}
 		}
-		if d.Type()&fs.ModeSocket != 0 && !socketsMaskExempt(s, path) {
+		if e.typ&fs.ModeSocket != 0 && !socketsMaskExempt(s, path) {
 			// A socket in the workspace is a door to whatever host
 			// process listens on it. The unix socket guard refuses
 			// connects to it (unixguard.go); the mask keeps it hidden
@@ -85,16 +85,16 @@ func maskedPaths(p *profile.Profile) (out, sharedLinks []string, overflow int, e
 			add(path)
 			return nil
 		}
-		if d.Type().IsRegular() {
-			fi, err := d.Info()
+		if e.typ.IsRegular() {
+			st, err := e.lstat()
 			if err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {
 					add(path) // unreadable metadata: same reason as above
 				}
 				return nil
 			}
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-				k := inode{uint64(st.Dev), st.Ino}
+			if st.Nlink > 1 {
+				k := inode{st.Dev, st.Ino}
 				links[k] = append(links[k], path)
 				nlink[k] = uint64(st.Nlink)
 				secret[k] = st.Mode&0o004 == 0

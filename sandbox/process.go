@@ -43,6 +43,7 @@ type Process struct {
 	started  bool
 	closed   bool
 	cg       *linux.Cgroup
+	prepared time.Duration // how long Prepare took (Timings.Prepare)
 	start    time.Time
 	execd    time.Time
 	live     sync.Mutex
@@ -86,6 +87,7 @@ type Process struct {
 }
 
 func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
+	begin := time.Now()
 	pl, err := compile(e.profile, cmd)
 	if err != nil {
 		return nil, err
@@ -114,7 +116,7 @@ func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return &Process{e: e, ctx: ctx, cmd: cmd, plan: pl, timeout: timeout, maxOut: int64(b.Output), done: make(chan struct{})}, nil
+	return &Process{e: e, ctx: ctx, cmd: cmd, plan: pl, timeout: timeout, maxOut: int64(b.Output), done: make(chan struct{}), prepared: time.Since(begin)}, nil
 }
 
 // Start builds the sandbox and execs the command in it. It returns once
@@ -596,7 +598,7 @@ func (p *Process) Wait() (*Result, error) {
 	if res.Status != StatusKilledOOM && oom > 0 {
 		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: fmt.Sprintf("memory budget reached; the OOM killer ended %d process(es)", oom)})
 	}
-	res.Timings = Timings{Setup: p.execd.Sub(p.start), Run: end.Sub(p.execd), Total: time.Since(p.start)}
+	res.Timings = Timings{Prepare: p.prepared, Setup: p.execd.Sub(p.start), Run: end.Sub(p.execd), Total: time.Since(p.start)}
 	if protErr != nil {
 		// The workspace may hold what the run planted: never a success.
 		res.Status = StatusFailed

@@ -40,11 +40,22 @@ type Result struct {
 	Limits      map[string]float64 `json:"limits,omitempty"`
 }
 
-// Timings of one run.
+// Timings of one run. Prepare, Setup and Run follow each other; Total is
+// Setup, Run and the end of the run (the cgroup's counters and removal,
+// the end-of-run checks).
 type Timings struct {
-	Setup time.Duration `json:"setup_ns"` // Start called → command exec'd
-	Run   time.Duration `json:"run_ns"`   // exec → exit
-	Total time.Duration `json:"total_ns"` // Start called → Wait done
+	Prepare time.Duration `json:"prepare_ns"` // Prepare called → returned (the plan)
+	Setup   time.Duration `json:"setup_ns"`   // Start called → command exec'd
+	Run     time.Duration `json:"run_ns"`     // exec → exit
+	Total   time.Duration `json:"total_ns"`   // Start called → Wait done
+
+	// The whole program that ran the sandbox, which the library cannot
+	// see: set by that program (airlock run sets both), else zero.
+	// ProcessInit is its start → its main function (exec, the Go
+	// runtime's start, package inits); Process is its start → the Report
+	// written, the last step before it exits (see internal/proctime).
+	ProcessInit time.Duration `json:"process_init_ns,omitempty"`
+	Process     time.Duration `json:"process_ns,omitempty"`
 }
 
 // Denial is one thing the sandbox refused that the audit log should join

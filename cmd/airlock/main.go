@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/internal/proctime"
 )
 
 // subcommand is one entry of the CLI: its one-line summary and its entry
@@ -33,7 +36,13 @@ func subcommands() map[string]subcommand {
 	}
 }
 
+// processInit is how long the process took to reach main: its exec, the
+// Go runtime's start and every package init (the Report's
+// timings.process_init_ns).
+var processInit time.Duration
+
 func main() {
+	processInit = proctime.Since()
 	// What airlock's caller left open without close-on-exec (a shell's
 	// "exec 7>>file", a make jobserver) is no business of the sandboxed
 	// command: marked here, not even the stage-2 helper receives it. The

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/internal/proctime"
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
@@ -181,6 +182,9 @@ Flags:
 		fmt.Fprintln(stderr, "airlock: warning:", visible.Text(err.Error()))
 	}
 	if reportOut != nil {
+		// The whole process, not only the sandbox's part: what start-up
+		// and the end of the run cost must show in the Report.
+		res.Timings.ProcessInit, res.Timings.Process = processInit, proctime.Since()
 		if werr := reportOut.write(res, pol.ProfileFiles); werr != nil {
 			fmt.Fprintln(stderr, "airlock: write report:", visible.Text(werr.Error()))
 		}

@@ -3,7 +3,7 @@ package linux
 import (
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -46,22 +46,29 @@ func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, checkExecutable(name)
 	}
-	path := ""
+	search := ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
+			search = v
 		}
 	}
-	for _, dir := range filepath.SplitList(path) {
+	// strings.Split, not filepath.SplitList: path/filepath would delay the
+	// stage-2 init hook (see netaddr.go). An empty PATH searches nowhere,
+	// as filepath.SplitList("") is empty.
+	var dirs []string
+	if search != "" {
+		dirs = strings.Split(search, ":")
+	}
+	for _, dir := range dirs {
 		if dir == "" {
 			dir = "."
 		}
-		p := filepath.Join(dir, name)
+		p := path.Join(dir, name)
 		if checkExecutable(p) == nil {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s: not found in the sandbox's PATH (%s)", name, path)
+	return "", fmt.Errorf("%s: not found in the sandbox's PATH (%s)", name, search)
 }
 
 func checkExecutable(p string) error {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,8 +52,8 @@ func ProbeCgroups() CgroupLayout {
 	}
 	if st.Type == unix.CGROUP2_SUPER_MAGIC {
 		l.Mode = "v2"
-		dir := filepath.Join("/sys/fs/cgroup", own[""])
-		avail, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+		dir := path.Join("/sys/fs/cgroup", own[""])
+		avail, _ := os.ReadFile(path.Join(dir, "cgroup.controllers"))
 		for _, c := range cgroupControllers {
 			if strings.Contains(" "+strings.TrimSpace(string(avail))+" ", " "+c+" ") {
 				l.Dirs[c] = dir
@@ -62,9 +62,9 @@ func ProbeCgroups() CgroupLayout {
 	} else {
 		l.Mode = "v1"
 		for _, c := range cgroupControllers {
-			mnt := filepath.Join("/sys/fs/cgroup", c)
+			mnt := path.Join("/sys/fs/cgroup", c)
 			if p, ok := own[c]; ok {
-				l.Dirs[c] = filepath.Join(mnt, p)
+				l.Dirs[c] = path.Join(mnt, p)
 			}
 		}
 	}
@@ -80,7 +80,7 @@ func ProbeCgroups() CgroupLayout {
 		}
 		root := "/sys/fs/cgroup"
 		if l.Mode == "v1" {
-			root = filepath.Join(root, c)
+			root = path.Join(root, c)
 		}
 		if a, ok := delegatedAncestor(l.Mode, root, d, c); ok {
 			l.Dirs[c] = a
@@ -142,7 +142,7 @@ func NewCgroup(l CgroupLayout, name string, lim Limits) (*Cgroup, error) {
 		parent := l.Dirs[c]
 		dir, ok := made[parent]
 		if !ok {
-			dir = filepath.Join(parent, name)
+			dir = path.Join(parent, name)
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				cg.Remove()
 				return nil, fmt.Errorf("create cgroup: %w", err)
@@ -161,14 +161,14 @@ func NewCgroup(l CgroupLayout, name string, lim Limits) (*Cgroup, error) {
 
 func (cg *Cgroup) apply(lim Limits) error {
 	write := func(ctrl, file, val string) error {
-		p := filepath.Join(cg.by[ctrl], file)
+		p := path.Join(cg.by[ctrl], file)
 		if err := os.WriteFile(p, []byte(val), 0); err != nil {
 			return fmt.Errorf("set %s: %w", file, err)
 		}
 		return nil
 	}
 	optional := func(ctrl, file, val string) {
-		if _, err := os.Stat(filepath.Join(cg.by[ctrl], file)); err == nil {
+		if _, err := os.Stat(path.Join(cg.by[ctrl], file)); err == nil {
 			_ = write(ctrl, file, val)
 		}
 	}
@@ -218,7 +218,7 @@ func (cg *Cgroup) apply(lim Limits) error {
 // Add moves pid into every hierarchy of the run's cgroup.
 func (cg *Cgroup) Add(pid int) error {
 	for _, d := range cg.dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		if err := os.WriteFile(path.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 			return fmt.Errorf("join cgroup %s: %w", d, err)
 		}
 	}
@@ -236,7 +236,7 @@ func (cg *Cgroup) TaskFiles() []string {
 	}
 	out := make([]string, len(cg.dirs))
 	for i, d := range cg.dirs {
-		out[i] = filepath.Join(d, "tasks")
+		out[i] = path.Join(d, "tasks")
 	}
 	return out
 }
@@ -254,7 +254,7 @@ func JoinSelf(taskFiles []string) error {
 		_, err = unix.Write(fd, []byte("0"))
 		unix.Close(fd)
 		if err != nil {
-			return fmt.Errorf("join %s: %w", filepath.Dir(f), err)
+			return fmt.Errorf("join %s: %w", path.Dir(f), err)
 		}
 	}
 	return nil
@@ -271,14 +271,14 @@ func (cg *Cgroup) Dir() string {
 // OOMKills is how many times the memory limit's OOM killer fired.
 func (cg *Cgroup) OOMKills() int64 {
 	if cg.mode == "v2" {
-		return keyedValue(filepath.Join(cg.by["memory"], "memory.events"), "oom_kill")
+		return keyedValue(path.Join(cg.by["memory"], "memory.events"), "oom_kill")
 	}
-	return keyedValue(filepath.Join(cg.by["memory"], "memory.oom_control"), "oom_kill")
+	return keyedValue(path.Join(cg.by["memory"], "memory.oom_control"), "oom_kill")
 }
 
 // PidsLimitHits is how many forks the pids limit refused.
 func (cg *Cgroup) PidsLimitHits() int64 {
-	return keyedValue(filepath.Join(cg.by["pids"], "pids.events"), "max")
+	return keyedValue(path.Join(cg.by["pids"], "pids.events"), "max")
 }
 
 // PeakMemory is the highest memory use seen, in bytes (0 if unknown).
@@ -287,7 +287,7 @@ func (cg *Cgroup) PeakMemory() int64 {
 	if cg.mode == "v2" {
 		file = "memory.peak"
 	}
-	b, err := os.ReadFile(filepath.Join(cg.by["memory"], file))
+	b, err := os.ReadFile(path.Join(cg.by["memory"], file))
 	if err != nil {
 		return 0
 	}
@@ -314,7 +314,7 @@ func keyedValue(path, key string) int64 {
 // empty (cgroup.kill on v2), waiting at most a few seconds.
 func (cg *Cgroup) Kill() error {
 	if cg.mode == "v2" {
-		if err := os.WriteFile(filepath.Join(cg.dirs[0], "cgroup.kill"), []byte("1"), 0); err == nil {
+		if err := os.WriteFile(path.Join(cg.dirs[0], "cgroup.kill"), []byte("1"), 0); err == nil {
 			return cg.waitEmpty()
 		}
 	}
@@ -345,7 +345,7 @@ func (cg *Cgroup) waitEmpty() error {
 func (cg *Cgroup) pids() []int {
 	var out []int
 	for _, d := range cg.dirs {
-		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		b, err := os.ReadFile(path.Join(d, "cgroup.procs"))
 		if err != nil {
 			continue
 		}
@@ -434,7 +434,7 @@ func SweepStale(l CgroupLayout) (removed []string) {
 			if err := unix.Kill(pid, 0); err == nil || errors.Is(err, unix.EPERM) {
 				continue // the owner (or a process reusing its pid) lives
 			}
-			dir := filepath.Join(parent, e.Name())
+			dir := path.Join(parent, e.Name())
 			if unix.Rmdir(dir) == nil { // fails while anything is inside
 				removed = append(removed, dir)
 			}

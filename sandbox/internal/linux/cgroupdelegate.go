@@ -2,7 +2,7 @@ package linux
 
 import (
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 
@@ -27,17 +27,17 @@ import (
 // hierarchy's root, in which this process may make the run's cgroup for
 // controller c; ok is false when there is none.
 func delegatedAncestor(mode, root, dir, c string) (string, bool) {
-	for d := filepath.Dir(dir); d != dir && strings.HasPrefix(d, root+"/"); dir, d = d, filepath.Dir(d) {
+	for d := path.Dir(dir); d != dir && strings.HasPrefix(d, root+"/"); dir, d = d, path.Dir(d) {
 		if unix.Access(d, unix.W_OK) != nil {
 			continue
 		}
 		if mode != "v2" {
 			return d, true
 		}
-		if unix.Access(filepath.Join(d, "cgroup.procs"), unix.W_OK) != nil {
+		if unix.Access(path.Join(d, "cgroup.procs"), unix.W_OK) != nil {
 			continue
 		}
-		sub, err := os.ReadFile(filepath.Join(d, "cgroup.subtree_control"))
+		sub, err := os.ReadFile(path.Join(d, "cgroup.subtree_control"))
 		if err == nil && slices.Contains(strings.Fields(string(sub)), c) {
 			return d, true
 		}

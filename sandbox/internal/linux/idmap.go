@@ -3,7 +3,6 @@ package linux
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -45,41 +44,66 @@ func rootlessMap() []syscall.SysProcIDMap {
 }
 
 // NewRootlessUserns returns a user namespace (a descriptor of it) whose
-// mapping turns uid and gid 0 into nobody, to id-map mounts with.
+// mapping turns uid and gid 0 into nobody, to id-map mounts with. It uses
+// syscall.ForkExec, not os/exec: os/exec brings path/filepath into this
+// package, which would delay the stage-2 init hook (see netaddr.go).
 func NewRootlessUserns() (int, error) {
+	// The namespace only needs a process in it while it is opened: a
+	// traced child stops at its exec before it runs an instruction, so
+	// no Go runtime starts for it. Where ptrace is refused (Yama's
+	// ptrace_scope 3, a seccomp policy) the holder runs and waits on
+	// stdin instead.
+	if fd, err := rootlessUserns(true); err == nil {
+		return fd, nil
+	}
+	return rootlessUserns(false)
+}
+
+func rootlessUserns(traced bool) (int, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return -1, err
 	}
 	defer r.Close()
 	defer w.Close()
-	// cat(1) waiting on the pipe is the cheapest holder (this binary's
-	// runtime takes milliseconds to start); this binary is the fallback.
+	// Untraced, the holder runs: cat(1) waiting on the pipe is the
+	// cheapest (this binary's runtime takes milliseconds to start), and
+	// this binary is the fallback. Traced, it never runs an instruction.
 	path, args := "/proc/self/exe", []string{IDMapHolderArg0}
 	for _, cat := range []string{"/usr/bin/cat", "/bin/cat"} {
-		if unix.Access(cat, unix.X_OK) == nil {
+		if !traced && unix.Access(cat, unix.X_OK) == nil {
 			path, args = cat, []string{"cat"}
 			break
 		}
 	}
-	c := &exec.Cmd{
-		Path:  path,
-		Args:  args,
+	pid, err := syscall.ForkExec(path, args, &syscall.ProcAttr{
 		Env:   []string{"GOMAXPROCS=1"},
-		Stdin: r,
-		SysProcAttr: &syscall.SysProcAttr{
+		Files: []uintptr{r.Fd(), ^uintptr(0), ^uintptr(0)},
+		Sys: &syscall.SysProcAttr{
 			Cloneflags:  unix.CLONE_NEWUSER,
 			UidMappings: rootlessMap(),
 			GidMappings: rootlessMap(),
 			Pdeathsig:   syscall.SIGKILL,
+			Ptrace:      traced,
 		},
-	}
-	if err := c.Start(); err != nil {
+	})
+	if err != nil {
 		return -1, fmt.Errorf("start a process in a user namespace for the id mapping: %w", err)
 	}
-	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/user", c.Process.Pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/user", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if traced {
+		// Stopped at its exec, it ends only by SIGKILL.
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	// Its stdin at end of file, an untraced holder exits.
 	w.Close()
-	c.Wait()
+	var ws syscall.WaitStatus
+	for {
+		_, werr := syscall.Wait4(pid, &ws, unix.WALL, nil)
+		if werr != syscall.EINTR && (werr != nil || ws.Exited() || ws.Signaled()) {
+			break
+		}
+	}
 	if err != nil {
 		return -1, fmt.Errorf("open the id mapping's user namespace: %w", err)
 	}

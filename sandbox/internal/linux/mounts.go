@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -140,10 +140,10 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 // the new root (RESOLVE_IN_ROOT), so a symlink planted in the workspace
 // cannot redirect a mount onto the host's tree.
 func applyMount(root int, m Mount, tree int, maskFile, maskDir string) error {
-	rel := strings.TrimPrefix(filepath.Clean(m.Target), "/")
+	rel := strings.TrimPrefix(path.Clean(m.Target), "/")
 	switch m.Kind {
 	case MountSymlink:
-		if err := mkdirAllIn(root, filepath.Dir(rel)); err != nil {
+		if err := mkdirAllIn(root, path.Dir(rel)); err != nil {
 			return err
 		}
 		return unix.Symlinkat(m.Source, root, rel)
@@ -265,15 +265,15 @@ func ensureTarget(root int, rel string, dir bool) error {
 	if dir {
 		return mkdirAllIn(root, rel)
 	}
-	if err := mkdirAllIn(root, filepath.Dir(rel)); err != nil {
+	if err := mkdirAllIn(root, path.Dir(rel)); err != nil {
 		return err
 	}
-	parent, err := openDirIn(root, filepath.Dir(rel))
+	parent, err := openDirIn(root, path.Dir(rel))
 	if err != nil {
 		return err
 	}
 	defer unix.Close(parent)
-	fd, err := unix.Openat(parent, filepath.Base(rel), unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
+	fd, err := unix.Openat(parent, path.Base(rel), unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fmt.Errorf("create mount point: %w", err)
 	}

@@ -3,7 +3,7 @@ package linux
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
+	"path"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -40,7 +40,7 @@ func (s *scratchTmpfs) bind(root int, m Mount) error {
 		}
 		s.mounted = true
 	}
-	name := filepath.Clean(m.Source)
+	name := path.Clean(m.Source)
 	if name == "." || strings.Contains(name, "/") || name == ".." {
 		return fmt.Errorf("scratch directory %q is not a plain name", m.Source)
 	}
@@ -53,7 +53,7 @@ func (s *scratchTmpfs) bind(root int, m Mount) error {
 	if err := unix.Chmod(src, m.Mode); err != nil {
 		return err
 	}
-	rel := strings.TrimPrefix(filepath.Clean(m.Target), "/")
+	rel := strings.TrimPrefix(path.Clean(m.Target), "/")
 	if err := ensureTarget(root, rel, true); err != nil {
 		return err
 	}

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -56,11 +54,11 @@ func setupNetwork(c *NetworkConfig) error {
 	if err := unix.IoctlIfreq(tap, unix.TUNSETIFF, ifr); err != nil {
 		return fmt.Errorf("create TAP %s: %w", c.Tap, err)
 	}
-	mac, err := net.ParseMAC(c.MAC)
+	mac, err := parseMAC(c.MAC)
 	if err != nil {
 		return fmt.Errorf("mac %q: %w", c.MAC, err)
 	}
-	gwMAC, err := net.ParseMAC(c.GatewayMAC)
+	gwMAC, err := parseMAC(c.GatewayMAC)
 	if err != nil {
 		return fmt.Errorf("gateway mac %q: %w", c.GatewayMAC, err)
 	}
@@ -74,32 +72,29 @@ func setupNetwork(c *NetworkConfig) error {
 	}
 	defer unix.Close(nl)
 	for _, a := range c.Addrs {
-		p, err := netip.ParsePrefix(a)
+		p, err := parsePrefix(a)
 		if err != nil {
 			return err
 		}
 		if err := addAddress(nl, index, p); err != nil {
-			return fmt.Errorf("address %s: %w", p, err)
+			return fmt.Errorf("address %s: %w", a, err)
 		}
 	}
 	for _, g := range c.Gateways {
-		gw, err := netip.ParseAddr(g)
+		gw, err := parseIP(g)
 		if err != nil {
 			return err
 		}
 		if err := addNeighbour(nl, index, gw, gwMAC); err != nil {
-			return fmt.Errorf("neighbour %s: %w", gw, err)
+			return fmt.Errorf("neighbour %s: %w", g, err)
 		}
 		// First the gateway on-link, then everything through it.
-		if err := addRoute(nl, index, netip.PrefixFrom(gw, gw.BitLen()), netip.Addr{}); err != nil {
-			return fmt.Errorf("route to %s: %w", gw, err)
+		if err := addRoute(nl, index, ipPrefix{gw, 8 * len(gw)}, nil); err != nil {
+			return fmt.Errorf("route to %s: %w", g, err)
 		}
-		def := netip.PrefixFrom(netip.IPv4Unspecified(), 0)
-		if gw.Is6() {
-			def = netip.PrefixFrom(netip.IPv6Unspecified(), 0)
-		}
+		def := ipPrefix{make(ipAddr, len(gw)), 0}
 		if err := addRoute(nl, index, def, gw); err != nil {
-			return fmt.Errorf("default route via %s: %w", gw, err)
+			return fmt.Errorf("default route via %s: %w", g, err)
 		}
 	}
 	if err := unix.Sendmsg(c.FD, []byte{0}, unix.UnixRights(tap), nil, 0); err != nil {
@@ -115,7 +110,7 @@ func setupNetwork(c *NetworkConfig) error {
 
 // linkUp sets the MTU and link address of a device, brings it up and
 // returns its index.
-func linkUp(name string, mtu int, mac net.HardwareAddr) (int, error) {
+func linkUp(name string, mtu int, mac []byte) (int, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
@@ -153,37 +148,37 @@ func linkUp(name string, mtu int, mac net.HardwareAddr) (int, error) {
 
 // addAddress adds p to the device, without duplicate address detection
 // (the link has two ends; DAD would hold an IPv6 address for a second).
-func addAddress(nl, index int, p netip.Prefix) error {
+func addAddress(nl, index int, p ipPrefix) error {
 	family := byte(unix.AF_INET)
-	if p.Addr().Is6() {
+	if p.addr.is6() {
 		family = unix.AF_INET6
 	}
-	msg := []byte{family, byte(p.Bits()), 0, unix.RT_SCOPE_UNIVERSE}
+	msg := []byte{family, byte(p.bits), 0, unix.RT_SCOPE_UNIVERSE}
 	msg = binary.NativeEndian.AppendUint32(msg, uint32(index))
-	msg = appendAttr(msg, unix.IFA_LOCAL, p.Addr().AsSlice())
-	msg = appendAttr(msg, unix.IFA_ADDRESS, p.Addr().AsSlice())
+	msg = appendAttr(msg, unix.IFA_LOCAL, p.addr)
+	msg = appendAttr(msg, unix.IFA_ADDRESS, p.addr)
 	msg = appendAttr(msg, unix.IFA_FLAGS, binary.NativeEndian.AppendUint32(nil, unix.IFA_F_NODAD))
 	return netlinkDo(nl, unix.RTM_NEWADDR, msg)
 }
 
-// addRoute adds a route to dst on the device, through gw when valid,
-// else on-link.
-func addRoute(nl, index int, dst netip.Prefix, gw netip.Addr) error {
+// addRoute adds a route to dst on the device, through gw when set, else
+// on-link.
+func addRoute(nl, index int, dst ipPrefix, gw ipAddr) error {
 	family := byte(unix.AF_INET)
-	if dst.Addr().Is6() {
+	if dst.addr.is6() {
 		family = unix.AF_INET6
 	}
 	scope := byte(unix.RT_SCOPE_LINK)
-	if gw.IsValid() {
+	if gw != nil {
 		scope = unix.RT_SCOPE_UNIVERSE
 	}
-	msg := []byte{family, byte(dst.Bits()), 0, 0, unix.RT_TABLE_MAIN, unix.RTPROT_BOOT, scope, unix.RTN_UNICAST}
+	msg := []byte{family, byte(dst.bits), 0, 0, unix.RT_TABLE_MAIN, unix.RTPROT_BOOT, scope, unix.RTN_UNICAST}
 	msg = binary.NativeEndian.AppendUint32(msg, 0)
-	if dst.Bits() > 0 {
-		msg = appendAttr(msg, unix.RTA_DST, dst.Addr().AsSlice())
+	if dst.bits > 0 {
+		msg = appendAttr(msg, unix.RTA_DST, dst.addr)
 	}
-	if gw.IsValid() {
-		msg = appendAttr(msg, unix.RTA_GATEWAY, gw.AsSlice())
+	if gw != nil {
+		msg = appendAttr(msg, unix.RTA_GATEWAY, gw)
 	}
 	msg = appendAttr(msg, unix.RTA_OIF, binary.NativeEndian.AppendUint32(nil, uint32(index)))
 	return netlinkDo(nl, unix.RTM_NEWROUTE, msg)
@@ -207,16 +202,16 @@ func ioctlIfreqSockaddr(fd int, req uint, name string, sa unix.RawSockaddr) erro
 }
 
 // addNeighbour enters mac as the permanent link address of addr.
-func addNeighbour(nl, index int, addr netip.Addr, mac net.HardwareAddr) error {
+func addNeighbour(nl, index int, addr ipAddr, mac []byte) error {
 	family := byte(unix.AF_INET)
-	if addr.Is6() {
+	if addr.is6() {
 		family = unix.AF_INET6
 	}
 	msg := []byte{family, 0, 0, 0}
 	msg = binary.NativeEndian.AppendUint32(msg, uint32(index))
 	msg = binary.NativeEndian.AppendUint16(msg, unix.NUD_PERMANENT)
 	msg = append(msg, 0, unix.RTN_UNICAST) // flags, type
-	msg = appendAttr(msg, unix.NDA_DST, addr.AsSlice())
+	msg = appendAttr(msg, unix.NDA_DST, addr)
 	msg = appendAttr(msg, unix.NDA_LLADDR, mac)
 	return netlinkDo(nl, unix.RTM_NEWNEIGH, msg)
 }

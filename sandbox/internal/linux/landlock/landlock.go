@@ -3,7 +3,7 @@ package landlock
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
+	"path"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -126,7 +126,7 @@ func Plan(rs Ruleset) Status {
 	abi := ABI()
 	st := Status{ABI: abi, Features: features(rs, abi), AllThreads: abi >= abiTSync}
 	for _, r := range merge(rs) {
-		if !filepath.IsAbs(r.path) {
+		if !path.IsAbs(r.path) {
 			st.Skipped = append(st.Skipped, r.path+": not an absolute path; Restrict refuses it")
 			continue
 		}
@@ -235,8 +235,8 @@ func merge(rs Ruleset) []rule {
 	index := map[string]int{}
 	add := func(paths []string, access uint64) {
 		for _, p := range paths {
-			if filepath.IsAbs(p) {
-				p = filepath.Clean(p)
+			if path.IsAbs(p) {
+				p = path.Clean(p)
 			}
 			if i, ok := index[p]; ok {
 				rules[i].access |= access
@@ -257,7 +257,7 @@ func merge(rs Ruleset) []rule {
 // addRule adds r to the ruleset, cut to what the kernel handles and to what
 // the file type can carry. It returns why when the rule was skipped.
 func addRule(ruleset int, r rule, handled uint64) (why string, err error) {
-	if !filepath.IsAbs(r.path) {
+	if !path.IsAbs(r.path) {
 		return "", errors.New("not an absolute path")
 	}
 	// O_PATH opens without read permission and follows symlinks, so a rule
