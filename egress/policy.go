@@ -61,6 +61,8 @@ type Policy struct {
 	rules []Rule
 	// public: mode "all": any name, and any public address on any port.
 	public bool
+	// deny are the network deny entries (deny.go), checked first.
+	deny []Rule
 }
 
 // Compile builds the Policy of a profile's network settings.
@@ -103,6 +105,13 @@ func Compile(n profile.NetworkSpec) (*Policy, error) {
 			return nil, fmt.Errorf("%w: %q: with network mode all, entries may only be IP literals (private or metadata addresses to keep reachable)", ErrPolicy, e)
 		}
 		p.rules = append(p.rules, r)
+	}
+	for _, e := range n.Deny {
+		r, err := ParseDeny(e)
+		if err != nil {
+			return nil, err
+		}
+		p.deny = append(p.deny, r)
 	}
 	return p, nil
 }
@@ -218,7 +227,7 @@ func (p *Policy) Rules() []Rule { return slices.Clone(p.rules) }
 // the trailing dot, any case).
 func (p *Policy) AllowsName(name string) bool {
 	name = canonicalName(name)
-	if !validName(name) {
+	if !validName(name) || p.deniesName(name) {
 		return false
 	}
 	if p.public {
@@ -263,6 +272,9 @@ func (p *Policy) DecideUDP(addr netip.Addr, port uint16, names []string) (ok boo
 
 func (p *Policy) decide(proto string, addr netip.Addr, port uint16, names []string) (ok bool, reason string) {
 	addr = addr.Unmap()
+	if entry := p.denied(addr, port, names); entry != "" {
+		return false, "denied by network.deny " + entry + " (a deny rule of the workspace)"
+	}
 	// The ports of the rules that match the destination, for a refusal
 	// to list: same for this protocol, other for the other one.
 	var same, other []uint16

@@ -44,13 +44,15 @@ func newTestDirs(tb testing.TB) testDirs {
 	return d
 }
 
-// profile is the workspace preset over d.ws; autoAllow makes commands
-// Allow, as "airlock policy explain --auto-allow" does.
-func (d testDirs) profile(tb testing.TB, autoAllow bool) *profile.Profile {
+// profile is the workspace preset over d.ws with auto_allow_in_sandbox
+// set to autoAllow (nil: not set, the preset's own), and deny entries
+// added.
+func (d testDirs) profile(tb testing.TB, autoAllow *bool, deny ...string) *profile.Profile {
 	tb.Helper()
 	spec := profile.Preset("workspace")
 	spec.Workspace = d.ws
 	spec.AutoAllowInSandbox = autoAllow
+	spec.Filesystem.Deny = append(spec.Filesystem.Deny, deny...)
 	p, err := profile.New(spec)
 	if err != nil {
 		tb.Fatal(err)
@@ -132,9 +134,12 @@ func (allowEverything) Fingerprint() string { return "test-allow-everything" }
 // same with commands allowed, no profile at all (every requirement Gated),
 // and allowEverything.
 func testProfiles(tb testing.TB, d testDirs) map[string]ProfileAccess {
+	on, off := true, false
 	return map[string]ProfileAccess{
-		"workspace":      d.profile(tb, false),
-		"workspace-auto": d.profile(tb, true),
+		"workspace":      d.profile(tb, nil),
+		"workspace-auto": d.profile(tb, &on),
+		"workspace-ask":  d.profile(tb, &off),
+		"workspace-env":  d.profile(tb, nil, "**/.env"),
 		"gated":          nil,
 		"allow-all":      allowEverything{},
 	}

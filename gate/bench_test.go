@@ -68,7 +68,7 @@ func BenchmarkDecide3SegmentBash10kRules(b *testing.B) {
 	if set.Len() != 10000 {
 		b.Fatalf("%d rules", set.Len())
 	}
-	e := &Evaluator{Profile: dirs.profile(b, false), Rules: set}
+	e := &Evaluator{Profile: dirs.profile(b, nil), Rules: set}
 	call := dirs.bash("cd sub && git log --oneline -n 20 | head -5")
 	ctx := context.Background()
 	if d, err := e.Decide(ctx, call); err != nil || d.Effect != rules.Allow || len(d.Requirements) != 3 {

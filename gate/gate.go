@@ -59,6 +59,10 @@ type Evaluator struct {
 	Preparers tool.Preparers
 	// Now is the clock for rule expiry; nil means time.Now.
 	Now func() time.Time
+	// Sandbox, when set, is the sandbox the commands of some calls run
+	// in, under Profile; the gate leaves to it what it enforces. Nil
+	// means no call runs confined.
+	Sandbox *Confinement
 
 	mu      sync.Mutex
 	learned atomic.Pointer[rules.Set] // rules saved by "always" answers
@@ -81,10 +85,27 @@ func (e *Evaluator) fingerprint() string {
 // match returns the strongest rule of effect matching r, in the loaded
 // rules or the rules learned from answers.
 func (e *Evaluator) match(effect rules.Effect, r tool.Requirement, now time.Time) *rules.Rule {
-	if rule := e.Rules.Match(effect, r, now); rule != nil {
+	return e.matchUnless(effect, r, now, nil)
+}
+
+// matchUnless is match passing over the rules skip reports.
+func (e *Evaluator) matchUnless(effect rules.Effect, r tool.Requirement, now time.Time, skip func(*rules.Rule) bool) *rules.Rule {
+	if rule := e.Rules.MatchUnless(effect, r, now, skip); rule != nil {
 		return rule
 	}
-	return e.learned.Load().Match(effect, r, now)
+	return e.learned.Load().MatchUnless(effect, r, now, skip)
+}
+
+// autoAllows reports whether the profile lets a confined call's commands
+// run without a prompt: auto_allow_in_sandbox on, or not set at all (a
+// profile that sets it to false asks for everything).
+func (e *Evaluator) autoAllows() bool {
+	aa, ok := e.Profile.(interface{ AutoAllowInSandbox() (on, set bool) })
+	if !ok {
+		return false
+	}
+	on, set := aa.AutoAllowInSandbox()
+	return on || !set
 }
 
 // namedPaths is what the gate asks a profile about a path's other names
@@ -94,15 +115,26 @@ type namedPaths interface {
 	IsProtected(path string) bool
 }
 
-// access is step 1 for one requirement.
-func (e *Evaluator) access(r tool.Requirement) profile.Access {
+// access is step 1 for one requirement; auto says the call runs in the
+// sandbox of e.Sandbox with auto_allow_in_sandbox on (autoAllows).
+func (e *Evaluator) access(r tool.Requirement, auto bool) profile.Access {
 	if r.Unresolved {
+		if auto && r.Kind == tool.KindFilesystemRead {
+			// What the path turns out to be when the shell runs, the
+			// sandbox's read boundary and masks judge.
+			return profile.AccessAllow
+		}
 		// The profile cannot judge a path nobody knows yet.
 		return profile.AccessGated
 	}
 	a := profile.AccessGated
 	if e.Profile != nil {
 		a = e.Profile.Access(r.Kind, r.Target)
+	}
+	if auto && a == profile.AccessGated && r.Kind == tool.KindCommandExecute {
+		// Where every command runs in the sandbox, one no rule
+		// mentions needs no prompt; deny and ask rules still apply.
+		a = profile.AccessAllow
 	}
 	// The names the call used hold the profile's deny entries and
 	// protected paths too: .git/hooks as a symlink to a plain directory
@@ -169,9 +201,11 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 		}
 	}
 	// 1. The profile.
+	confined := e.Sandbox.runs(call.Tool)
+	auto := confined && e.autoAllows()
 	access := make([]profile.Access, len(reqs))
 	for i, r := range reqs {
-		access[i] = e.access(r)
+		access[i] = e.access(r, auto)
 		if access[i] == profile.AccessAllow && r.Tree && r.Kind == tool.KindFilesystemWrite {
 			// A write of a whole tree changes the protected paths in it.
 			if pp, ok := e.Profile.(interface{ ProtectedBeneath(string) bool }); ok && pp.ProtectedBeneath(r.Target) {
@@ -180,39 +214,69 @@ func (e *Evaluator) decide(ctx context.Context, call tool.Call) (Decision, error
 		}
 		steps[i].Access = access[i].String()
 	}
+	// ruleDeny is the denial a deny rule gives r.
+	ruleDeny := func(i int, r tool.Requirement, rule *rules.Rule) Decision {
+		reason := rule.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("denied by rule %s (%s layer)", rule.Match, rule.Layer)
+		}
+		if r.Tree && treeOnly(rule, r) {
+			verb := "reads"
+			if r.Kind == tool.KindFilesystemWrite {
+				verb = "changes"
+			}
+			reason += fmt.Sprintf("; the call %s everything beneath %s, where the rule applies: name a narrower path", verb, r.Target)
+		}
+		return deny(i, reason, rule.Match, string(rule.Layer), rule.Where())
+	}
 	for i, r := range reqs {
 		if access[i] == profile.AccessDeny {
+			// The workspace's deny rules are compiled into its profile
+			// (package workspace): the rule, with its reason, says why.
+			if rule := e.match(rules.Deny, r, now); rule != nil {
+				return ruleDeny(i, r, rule), nil
+			}
 			return deny(i, fmt.Sprintf("the profile does not allow %s %s", r.Kind, r.Target), "", LayerProfile, ""), nil
 		}
 	}
 	// A read of a whole tree sees what the profile's deny entries hide
-	// beneath it; outside the sandbox (Grep, Glob) nothing else hides it.
-	if tp, ok := e.Profile.(interface{ DeniedBeneath(string) string }); ok {
+	// beneath it; outside the sandbox (Claude Code's own Grep, Glob)
+	// nothing else hides it. Inside, the masks hide those files, files
+	// created there later included, so the read shows the rest.
+	if tp, ok := e.Profile.(interface{ DeniedBeneath(string) string }); ok && !confined {
 		for i, r := range reqs {
 			if !r.Tree || r.Kind != tool.KindFilesystemRead || r.Unresolved {
 				continue
 			}
 			if g := tp.DeniedBeneath(r.Target); g != "" {
 				steps[i].Access = profile.AccessDeny.String()
-				return deny(i, fmt.Sprintf("the profile denies %s, which a read of everything beneath %s would include: name a narrower path", g, r.Target), "", LayerProfile, ""), nil
+				if rule := e.match(rules.Deny, r, now); rule != nil {
+					d := ruleDeny(i, r, rule)
+					d.Reason += e.narrower(call.Tool, call.Workspace, r.Target, now)
+					return d, nil
+				}
+				return deny(i, fmt.Sprintf("the profile denies %s, which a read of everything beneath %s would include: name a narrower path", g, r.Target)+e.narrower(call.Tool, call.Workspace, r.Target, now), "", LayerProfile, ""), nil
 			}
 		}
 	}
-	// 2. Deny rules, in every layer, whatever the profile said.
+	// 2. Deny rules, in every layer, whatever the profile said. For a
+	// read that runs confined, of a whole tree or of a path only the
+	// running shell knows, a rule about what lies beneath the tree (or
+	// what the path may be) that the sandbox masks is the sandbox's to
+	// enforce: the read shows the rest, never the masked files.
 	for i, r := range reqs {
-		if rule := e.match(rules.Deny, r, now); rule != nil {
-			reason := rule.Reason
-			if reason == "" {
-				reason = fmt.Sprintf("denied by rule %s (%s layer)", rule.Match, rule.Layer)
+		var skip func(*rules.Rule) bool
+		if confined && r.Kind == tool.KindFilesystemRead && (r.Tree || r.Unresolved) {
+			skip = func(rule *rules.Rule) bool {
+				return e.Sandbox.masks(rule) && (r.Unresolved || treeOnly(rule, r))
 			}
-			if r.Tree && treeOnly(rule, r) {
-				verb := "reads"
-				if r.Kind == tool.KindFilesystemWrite {
-					verb = "changes"
-				}
-				reason += fmt.Sprintf("; the call %s everything beneath %s, where the rule applies: name a narrower path", verb, r.Target)
+		}
+		if rule := e.matchUnless(rules.Deny, r, now, skip); rule != nil {
+			d := ruleDeny(i, r, rule)
+			if r.Tree && r.Kind == tool.KindFilesystemRead && treeOnly(rule, r) {
+				d.Reason += e.narrower(call.Tool, call.Workspace, r.Target, now)
 			}
-			return deny(i, reason, rule.Match, string(rule.Layer), rule.Where()), nil
+			return d, nil
 		}
 	}
 	// 3 and 4. Ask rules, then allow rules.

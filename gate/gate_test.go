@@ -38,7 +38,7 @@ func TestApproveAlwaysSavesExactRules(t *testing.T) {
 	ws := dirs.ws
 	local := rules.LocalPath(ws)
 	ap := &funcApprover{answer: Answer{Verdict: ApproveAlways}}
-	e := &Evaluator{Profile: dirs.profile(t, false), Approver: ap, Remember: &rules.Writer{Path: local}}
+	e := &Evaluator{Profile: dirs.profile(t, nil), Approver: ap, Remember: &rules.Writer{Path: local}}
 	d, err := e.Decide(context.Background(), dirs.bash("cd sub && git push origin main | tee $LOG"))
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func mustLoad(t *testing.T, ws string) *rules.Set {
 
 func TestNoApproverAsksAndHeadlessDenies(t *testing.T) {
 	dirs := newTestDirs(t)
-	e := &Evaluator{Profile: dirs.profile(t, false)}
+	e := &Evaluator{Profile: dirs.profile(t, nil)}
 	d, err := e.Decide(context.Background(), dirs.bash("make"))
 	if err != nil || d.Effect != rules.Ask {
 		t.Fatalf("no approver: %s %v", d.Effect, err)
@@ -143,7 +143,7 @@ func TestNoApproverAsksAndHeadlessDenies(t *testing.T) {
 func TestGrantsBoundToTheCall(t *testing.T) {
 	dirs := newTestDirs(t)
 	issuer := grant.NewRandomIssuer()
-	prof := dirs.profile(t, false)
+	prof := dirs.profile(t, nil)
 	e := &Evaluator{
 		Profile: prof, Issuer: issuer,
 		Rules: rules.NewSet([]*rules.Rule{dirs.rule(t, rules.Allow, "Bash(git status)"), dirs.rule(t, rules.Allow, "Bash(cat *)")}),
@@ -195,7 +195,7 @@ func (m *memRecorder) Append(e audit.Event) error {
 func TestRecorder(t *testing.T) {
 	dirs := newTestDirs(t)
 	rec := &memRecorder{}
-	e := &Evaluator{Profile: dirs.profile(t, false), Recorder: rec, Issuer: grant.NewRandomIssuer(),
+	e := &Evaluator{Profile: dirs.profile(t, nil), Recorder: rec, Issuer: grant.NewRandomIssuer(),
 		Rules: rules.NewSet([]*rules.Rule{dirs.rule(t, rules.Deny, "Bash(rm -rf *)"), dirs.rule(t, rules.Allow, "Bash(ls)")})}
 	e.Decide(context.Background(), dirs.bash("rm -rf x"))
 	e.Decide(context.Background(), dirs.bash("ls"))
@@ -227,7 +227,7 @@ func TestRecorderWithAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	prof := dirs.profile(t, false)
+	prof := dirs.profile(t, nil)
 	e := &Evaluator{Profile: prof, Recorder: log}
 	e.Decide(context.Background(), dirs.bash("git push"))
 	data, _ := os.ReadFile(path)

@@ -44,6 +44,12 @@ type goldenCase struct {
 	// Workspace is the call's workspace when it is not /ws (a symlink to
 	// it that setup made, say).
 	Workspace string `toml:"workspace"`
+	// Sandboxed says the call runs in the sandbox of its profile (a
+	// gate.Confinement of its tool), as mcp serve and the hook's sandbox
+	// rewrite decide; Masked lists the rules (by match) that sandbox
+	// masks.
+	Sandboxed bool     `toml:"sandboxed"`
+	Masked    []string `toml:"masked"`
 }
 
 // parseTestRule reads "[LAYER:] EFFECT MATCH [until RFC3339]", with the
@@ -130,6 +136,13 @@ func decideCase(t *testing.T, dirs testDirs, profiles map[string]ProfileAccess, 
 		rs = append(rs, r)
 	}
 	e := &Evaluator{Profile: prof, Rules: rules.NewSet(rs), Now: func() time.Time { return testNow }}
+	if c.Sandboxed {
+		masked := map[string]bool{}
+		for _, m := range c.Masked {
+			masked[dirs.real(m)] = true
+		}
+		e.Sandbox = &Confinement{Tools: []string{c.Tool}, Masked: func(r *rules.Rule) bool { return masked[r.Match] }}
+	}
 	dec, _ := e.Decide(context.Background(), tool.Call{
 		Tool: c.Tool, Input: json.RawMessage(real(string(toolInput(c.Tool, c.Input)))),
 		Workspace: base.Cwd, Home: dirs.home, Cwd: real(c.Cwd),
@@ -158,6 +171,13 @@ func formatCase(c goldenCase, d Decision) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n", c.Name)
 	fmt.Fprintf(&b, "profile:  %s\n", c.Profile)
+	if c.Sandboxed {
+		masks := "the profile's deny entries"
+		if len(c.Masked) > 0 {
+			masks += " and the paths of " + strings.Join(c.Masked, ", ")
+		}
+		fmt.Fprintf(&b, "sandbox:  runs the call, masking %s\n", masks)
+	}
 	for i, r := range c.Rules {
 		label := "rules:   "
 		if i > 0 {

@@ -49,7 +49,7 @@ const (
 func (p *Profile) Access(kind, target string) Access {
 	switch kind {
 	case KindCommandExecute:
-		if p.spec.AutoAllowInSandbox {
+		if on, _ := p.AutoAllowInSandbox(); on {
 			return AccessAllow
 		}
 		return AccessGated
@@ -80,6 +80,17 @@ func (p *Profile) Access(kind, target string) Access {
 		return AccessGated
 	}
 	return AccessDeny
+}
+
+// AutoAllowInSandbox returns the profile's auto_allow_in_sandbox: on, and
+// set when a layer wrote it. Access allows commands only when it is on;
+// a surface that runs every command in the sandbox allows them also when
+// it is not set (package workspace).
+func (p *Profile) AutoAllowInSandbox() (on, set bool) {
+	if p.spec.AutoAllowInSandbox == nil {
+		return false, false
+	}
+	return *p.spec.AutoAllowInSandbox, true
 }
 
 func (p *Profile) resolve(target string) string {

@@ -164,6 +164,17 @@ func New(s Spec) (*Profile, error) {
 		return nil, &FieldError{Field: "network.mode", Value: s.Network.Mode, Fix: "use none, all or allow"}
 	}
 
+	for i, h := range s.Network.Deny {
+		if strings.Contains(h, "/") {
+			return nil, &FieldError{Field: "network.deny", Value: h, Fix: "write host[:port]; a deny entry covers TCP and UDP"}
+		}
+		if err := checkHostPort(h); err != nil {
+			return nil, &FieldError{Field: "network.deny", Value: h, Fix: err.Error()}
+		}
+		s.Network.Deny[i] = strings.ToLower(h)
+	}
+	s.Network.Deny = sortedUnique(s.Network.Deny)
+
 	b := s.Budgets
 	switch {
 	case b.Memory < 0:

@@ -23,9 +23,13 @@ type Spec struct {
 	ForceWorkspace bool `toml:"-" json:"force_workspace,omitempty"`
 	// ReadOnlyWorkspace makes the workspace readable but not writable.
 	ReadOnlyWorkspace bool `toml:"read_only_workspace" json:"read_only_workspace,omitempty"`
-	// AutoAllowInSandbox makes the gate allow commands that will run inside
-	// the sandbox without asking (the sandbox confines them).
-	AutoAllowInSandbox bool `toml:"auto_allow_in_sandbox" json:"auto_allow_in_sandbox,omitempty"`
+	// AutoAllowInSandbox says whether the gate allows, without asking, a
+	// command no rule mentions when it will run inside the sandbox (the
+	// sandbox confines it). Nil leaves it to the surface: where every
+	// command runs in the sandbox (airlock mcp serve, the Claude Code
+	// hook's sandboxed Bash) it is on; elsewhere off. A pointer, so that a
+	// layer's explicit false overrides a true beneath it.
+	AutoAllowInSandbox *bool `toml:"auto_allow_in_sandbox" json:"auto_allow_in_sandbox,omitempty"`
 
 	Filesystem FilesystemSpec `toml:"filesystem" json:"filesystem"`
 	Env        EnvSpec        `toml:"env" json:"env"`
@@ -35,6 +39,10 @@ type Spec struct {
 	// ("syscall-filter", ...). A host that cannot give one makes sandbox
 	// construction fail before anything runs.
 	Require []string `toml:"require" json:"require,omitempty"`
+	// Enforced lists how each deny rule of the workspace is enforced
+	// (package workspace fills it with the fields it compiles from the
+	// rules). It is informational but fingerprinted; a file cannot set it.
+	Enforced []RuleEnforcement `toml:"-" json:"enforced,omitempty"`
 }
 
 // FilesystemSpec lists paths. Every path is absolute after New ("~/" is
@@ -87,6 +95,13 @@ type NetworkSpec struct {
 	// reachable, in the same forms. New writes each entry in one
 	// spelling: "/tcp" is dropped, "/UDP" becomes "/udp".
 	Allow []string `toml:"allow" json:"allow,omitempty"`
+	// Deny lists host[:port] entries the egress layer refuses in every
+	// mode, before Allow is looked at: DNS names (the DNS server does not
+	// answer a name denied on every port), "*.suffix" wildcards and IP
+	// literals. No port means every port; an entry covers TCP and UDP.
+	// Package workspace fills it from a workspace's Net and WebFetch
+	// deny rules.
+	Deny []string `toml:"deny" json:"deny,omitempty"`
 }
 
 // Protocols of a network.allow entry.
@@ -165,7 +180,10 @@ func Merge(base, o Spec) Spec {
 	}
 	out.ReadOnlyWorkspace = out.ReadOnlyWorkspace || o.ReadOnlyWorkspace
 	out.ForceWorkspace = out.ForceWorkspace || o.ForceWorkspace
-	out.AutoAllowInSandbox = out.AutoAllowInSandbox || o.AutoAllowInSandbox
+	if o.AutoAllowInSandbox != nil {
+		v := *o.AutoAllowInSandbox
+		out.AutoAllowInSandbox = &v
+	}
 	out.Filesystem.Read = append(out.Filesystem.Read, o.Filesystem.Read...)
 	out.Filesystem.Write = append(out.Filesystem.Write, o.Filesystem.Write...)
 	out.Filesystem.Deny = append(out.Filesystem.Deny, o.Filesystem.Deny...)
@@ -187,6 +205,9 @@ func Merge(base, o Spec) Spec {
 		out.Network.Allow = nil
 	}
 	out.Network.Allow = append(out.Network.Allow, o.Network.Allow...)
+	// Deny entries hold in every mode, so a layer that changes the mode
+	// keeps them.
+	out.Network.Deny = append(out.Network.Deny, o.Network.Deny...)
 	b := &out.Budgets
 	if o.Budgets.Memory != 0 {
 		b.Memory = o.Budgets.Memory
@@ -210,6 +231,7 @@ func Merge(base, o Spec) Spec {
 		b.MaxWrite = o.Budgets.MaxWrite
 	}
 	out.Require = append(out.Require, o.Require...)
+	out.Enforced = append(out.Enforced, o.Enforced...)
 	return out
 }
 
@@ -229,6 +251,12 @@ func (s Spec) clone() Spec {
 		}
 	}
 	out.Network.Allow = append([]string(nil), s.Network.Allow...)
+	out.Network.Deny = append([]string(nil), s.Network.Deny...)
 	out.Require = append([]string(nil), s.Require...)
+	if s.AutoAllowInSandbox != nil {
+		v := *s.AutoAllowInSandbox
+		out.AutoAllowInSandbox = &v
+	}
+	out.Enforced = append([]RuleEnforcement(nil), s.Enforced...)
 	return out
 }

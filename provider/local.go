@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
+	"github.com/airlockhq/airlock/workspace"
 )
 
 // LocalDriver is the provider on airlock's own sandbox engine: every
@@ -37,16 +38,16 @@ func LocalDriver() Driver {
 
 type local struct {
 	cfg    Config
-	base   profile.Spec
 	python string
 	root   string // holds every scratch workspace of this provider
 	scopes *Scopes[string]
 }
 
 func openLocal(cfg Config) (Provider, error) {
-	base, err := profile.LookupPreset(cfg.Profile)
-	if err != nil {
-		if base, err = profile.LoadFile(cfg.Profile); err != nil {
+	// The profile is read again for each execution (workspace.Load);
+	// one that does not load fails the provider now.
+	if _, err := profile.LookupPreset(cfg.Profile); err != nil {
+		if _, err = profile.LoadFile(cfg.Profile); err != nil {
 			return nil, &Error{Class: ErrConfig, Sandbox: cfg.Name, Op: "profile", Msg: err.Error()}
 		}
 	}
@@ -66,7 +67,7 @@ func openLocal(cfg Config) (Provider, error) {
 	if err != nil {
 		return nil, &Error{Class: ErrUnavailable, Sandbox: cfg.Name, Op: "scratch", Msg: err.Error()}
 	}
-	l := &local{cfg: cfg, base: base, python: python, root: root}
+	l := &local{cfg: cfg, python: python, root: root}
 	l.scopes = &Scopes[string]{Max: cfg.MaxScopes,
 		Create: func(context.Context, string) (string, error) { return os.MkdirTemp(root, "scope-") },
 		// The scope's sandboxes have ended (their process trees die
@@ -134,28 +135,31 @@ func (l *local) run(ctx context.Context, req Request, dir string, meta map[strin
 		argv = []string{l.python, "-c", req.Code}
 	}
 	deadline, _ := ctx.Deadline()
-	spec := l.base
-	spec.Workspace = dir
-	spec.Budgets = profile.Budgets{
-		Memory: profile.Size(l.cfg.Memory), Pids: l.cfg.Pids, CPU: l.cfg.CPU,
-		Output: profile.Size(l.cfg.MaxOutput), Scratch: profile.Size(l.cfg.Scratch),
-		WallTime: profile.Duration(time.Until(deadline)),
-	}
+	// The scratch directory's policy: the configured profile with this
+	// provider's budgets and network, and the managed and user rule
+	// layers compiled into it (workspace.Load).
+	o := workspace.Overrides{Workspace: dir, Profile: l.cfg.Profile, Scratch: true,
+		Budgets: &profile.Budgets{
+			Memory: profile.Size(l.cfg.Memory), Pids: l.cfg.Pids, CPU: l.cfg.CPU,
+			Output: profile.Size(l.cfg.MaxOutput), Scratch: profile.Size(l.cfg.Scratch),
+			WallTime: profile.Duration(time.Until(deadline)),
+		}}
 	// A budget the host cannot enforce fails the run instead of being
 	// silently skipped: this provider declared them all.
-	spec.Require = append(spec.Require, profile.ResourceLimits.String())
+	o.Layer.Require = append(o.Layer.Require, profile.ResourceLimits.String())
 	net := l.cfg.Network
 	if req.Network == NetworkNone {
 		net = Network{Mode: NetworkNone}
 	}
-	spec.Network = profile.NetworkSpec{Mode: net.Mode, Allow: net.Allow}
+	o.Layer.Network = profile.NetworkSpec{Mode: net.Mode, Allow: net.Allow}
 	if net.Mode != NetworkNone {
-		spec.Require = append(spec.Require, profile.PrivateRangeBlock.String())
+		o.Layer.Require = append(o.Layer.Require, profile.PrivateRangeBlock.String())
 	}
-	p, err := profile.New(spec)
+	pol, err := workspace.Load(dir, o)
 	if err != nil {
 		return fail(ErrConfig, "profile", err)
 	}
+	p := pol.Profile
 	ex, err := sandbox.New(p)
 	if err != nil {
 		if errors.Is(err, sandbox.ErrUnavailable) {

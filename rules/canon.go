@@ -176,6 +176,13 @@ type finder struct {
 	now  time.Time
 	mode matchMode
 	best *Rule
+	// skip, when set, passes over the rules it reports (MatchUnless).
+	skip func(*Rule) bool
+}
+
+// passed reports whether rule cannot match at all: expired or skipped.
+func (f *finder) passed(rule *Rule) bool {
+	return rule.Expired(f.now) || f.skip != nil && f.skip(rule)
 }
 
 // better reports whether rule could beat the best so far: lists are in
@@ -197,7 +204,7 @@ func (x *index) matchCanonical(cs *canonSubject, f *finder) {
 		if !f.better(rule) {
 			break
 		}
-		if !rule.Expired(f.now) && rule.Pattern.matchCanonOne(cs, f.mode) {
+		if !f.passed(rule) && rule.Pattern.matchCanonOne(cs, f.mode) {
 			f.best = rule
 			break
 		}
@@ -253,7 +260,7 @@ func (x *index) walkCanonical(cs *canonSubject, key []string, f *finder) {
 			if !f.better(rule) {
 				break
 			}
-			if !rule.Expired(f.now) && rule.Pattern.matchCanon(cs, key, depth, f.mode) {
+			if !f.passed(rule) && rule.Pattern.matchCanon(cs, key, depth, f.mode) {
 				f.best = rule
 				break
 			}

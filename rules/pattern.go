@@ -40,6 +40,7 @@ type Pattern struct {
 	short *glob         // Bash: cmd without a trailing " *", which may match nothing
 	canon *canonPattern // Bash: the canonical form (canon.go); nil when the program is a wildcard
 	path  *glob         // Read/Edit: the absolute path glob
+	abs   string        // Read/Edit: the path glob's text, for PathGlobs
 	dir   string        // Read/Edit: the literal directory the glob starts in
 	// alt and altDir are path and dir with symlinks in dir resolved, when
 	// that changes it: a rule about "secrets/**" where secrets -> vault
@@ -47,6 +48,7 @@ type Pattern struct {
 	// workspace about the real one.
 	alt    *glob
 	altDir string
+	altAbs string
 	// selves are path and alt without a trailing "/**": the directory
 	// itself, which "dir/**" is about too (rm -rf dir removes what the
 	// rule protects; ls dir lists it).
@@ -130,9 +132,11 @@ func ParsePattern(text string, base Base) (*Pattern, error) {
 			return nil, fmt.Errorf("%w %q: %v", ErrSyntax, text, err)
 		}
 		p.path = compilePath(abs)
+		p.abs = abs
 		p.dir = literalDir(p.path)
 		if real := tool.Canonical(p.dir); real != p.dir && strings.HasPrefix(abs, p.dir) {
-			p.alt = compilePath(escapePath(real) + abs[len(p.dir):])
+			p.altAbs = escapePath(real) + abs[len(p.dir):]
+			p.alt = compilePath(p.altAbs)
 			p.altDir = literalDir(p.alt)
 		}
 		if dir, ok := strings.CutSuffix(abs, "/**"); ok && dir != "" {

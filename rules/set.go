@@ -182,21 +182,28 @@ func literalWords(g *glob) []string {
 // read before each symlink on the way was followed. An allow rule must
 // match where the path leads.
 func (s *Set) Match(effect Effect, r tool.Requirement, now time.Time) *Rule {
-	best := s.match(effect, r, now)
+	return s.MatchUnless(effect, r, now, nil)
+}
+
+// MatchUnless is Match passing over the rules skip reports, as if they
+// were not in the set: the gate skips the deny rules a sandbox enforces
+// for a read of a whole tree it runs. A nil skip passes over none.
+func (s *Set) MatchUnless(effect Effect, r tool.Requirement, now time.Time, skip func(*Rule) bool) *Rule {
+	best := s.match(effect, r, now, skip)
 	if effect == Allow || len(r.Names) == 0 {
 		return best
 	}
 	for _, n := range r.Names {
 		alt := r
 		alt.Target, alt.Names, alt.Shape = n, nil, ""
-		if rule := s.match(effect, alt, now); rule != nil && (best == nil || rule.seq < best.seq) {
+		if rule := s.match(effect, alt, now, skip); rule != nil && (best == nil || rule.seq < best.seq) {
 			best = rule
 		}
 	}
 	return best
 }
 
-func (s *Set) match(effect Effect, r tool.Requirement, now time.Time) *Rule {
+func (s *Set) match(effect Effect, r tool.Requirement, now time.Time, skip func(*Rule) bool) *Rule {
 	if s == nil || effect.rank() < 0 {
 		return nil
 	}
@@ -206,13 +213,13 @@ func (s *Set) match(effect Effect, r tool.Requirement, now time.Time) *Rule {
 	}
 	x := &s.by[effect.rank()]
 	subj := newSubject(&r)
-	f := finder{now: now, mode: mode}
+	f := finder{now: now, mode: mode, skip: skip}
 	try := func(list []*Rule) {
 		for _, rule := range list {
 			if !f.better(rule) {
 				return // lists are in seq order: nothing better follows
 			}
-			if rule.Expired(now) || !rule.Pattern.match(subj, mode) {
+			if f.passed(rule) || !rule.Pattern.match(subj, mode) {
 				continue
 			}
 			f.best = rule

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/profile"
 )
 
 // The exec watch: with a profile that names its exec paths (strict), the
@@ -27,7 +29,8 @@ import (
 
 // execWatch records the execs the exec boundary refuses, once per path.
 type execWatch struct {
-	exec []string // the profile's exec paths
+	exec []string   // the profile's exec paths
+	deny []denyGlob // the profile's deny entries, when they mask programs (execmask.go)
 	note func(Denial)
 
 	mu      sync.Mutex
@@ -36,13 +39,21 @@ type execWatch struct {
 	dropped int
 }
 
-// newExecWatch returns the watch for a profile with exec paths, else nil.
-func newExecWatch(exec []string, note func(Denial)) *execWatch {
-	if len(exec) == 0 {
+// newExecWatch returns the watch for a profile with exec paths or with
+// deny entries that mask programs, else nil.
+func newExecWatch(s profile.Spec, note func(Denial)) *execWatch {
+	w := &execWatch{exec: s.Filesystem.Exec, note: note, seen: map[string]bool{}}
+	if masksPrograms(s) {
+		w.deny = resolvedGlobs(s.Filesystem.Deny)
+	}
+	if len(w.exec) == 0 && len(w.deny) == 0 {
 		return nil
 	}
-	return &execWatch{exec: exec, note: note, seen: map[string]bool{}}
+	return w
 }
+
+// execWatched reports whether runs of s have the exec watch.
+func execWatched(s profile.Spec) bool { return len(s.Filesystem.Exec) > 0 || masksPrograms(s) }
 
 func isExecCall(nr int32) bool {
 	return nr == int32(unix.SYS_EXECVE) || nr == int32(unix.SYS_EXECVEAT)
@@ -67,6 +78,13 @@ func (w *execWatch) observe(n *seccompNotif) {
 		return // not found: the command's own error says so
 	}
 	defer unix.Close(fd)
+	if view, reason := w.maskedExec(fd); reason != "" {
+		w.record(view, reason)
+		return
+	}
+	if len(w.exec) == 0 {
+		return
+	}
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o111 == 0 {
 		return // not a program: refused whatever the profile

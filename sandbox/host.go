@@ -207,7 +207,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 		}
 	case profile.NetworkModeAll:
 		add(profile.NetworkNone, NotApplied, "", "profile allows all networking")
-		add(profile.NetworkFiltered, NotApplied, "", "profile allows all networking")
+		add(networkDenyStatus(s.Network, h, gateway, ns, nsWhy))
 		switch {
 		case gateway:
 			add(profile.PrivateRangeBlock, Enforced, egressMechanism+"; every public address allowed", "")
@@ -226,7 +226,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 			add(profile.NetworkFiltered, Unavailable, "", "host:port allowlists need a TAP device: "+h.TunReason)
 			add(profile.PrivateRangeBlock, Unavailable, "", "needs a TAP device: "+h.TunReason)
 		default:
-			add(profile.NetworkFiltered, Enforced, egressMechanism+"; TCP by host:port, DNS by name, UDP by host:port/udp entries, ICMP refused", "")
+			add(profile.NetworkFiltered, Enforced, egressMechanism+"; TCP by host:port, DNS by name, UDP by host:port/udp entries, ICMP refused"+denyMechanism(s.Network), "")
 			add(profile.PrivateRangeBlock, Enforced, egressMechanism+"; answers and connections to private and metadata addresses refused", "")
 		}
 	}
@@ -250,7 +250,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	}
 	add(profile.EnvScrub, Enforced, "environment built from the allowlist", "")
 	gs = append(gs, execBoundaryStatus(s, h))
-	return Report{Level: levelOf(gs), Guarantees: gs, Budgets: budgets, Silent: silentRefusals(s, h), Host: h}
+	return Report{Level: levelOf(gs), Guarantees: gs, Budgets: budgets, Silent: silentRefusals(s, h), Rules: s.Enforced, Host: h}
 }
 
 // egressMechanism is how network filtering works for every program, proxy

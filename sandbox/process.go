@@ -252,7 +252,7 @@ func (p *Process) spawn() error {
 	if notifH != nil {
 		c.ExtraFiles = append(c.ExtraFiles, notifH.child)
 		cfg.Notifier = &linux.NotifierConfig{FD: 2 + len(c.ExtraFiles), BrokerTCP: p.e.policy != nil && p.e.opts.Dialer == nil,
-			ExecWatch: len(s.Filesystem.Exec) > 0, Guard: p.guardConfig()}
+			ExecWatch: execWatched(s), Guard: p.guardConfig()}
 	}
 	if denyH != nil {
 		c.ExtraFiles = append(c.ExtraFiles, denyH.child)

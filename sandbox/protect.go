@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -183,14 +184,14 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 	errs = append(errs, perrs...)
 	states := append([]protectedState(nil), j.States...)
 	// Wildcard entries may match paths that appeared during the run.
-	if ri, _ := rootOf(rootPaths(j.Roots), j.Workspace); ri >= 0 && rootFDs[ri] >= 0 {
+	// (rootOf names what lies beneath a root, never the root itself.)
+	if ri := slices.IndexFunc(j.Roots, func(r rootState) bool { return r.Path == j.Workspace }); ri >= 0 && rootFDs[ri] >= 0 {
 		known := map[string]bool{}
 		for _, st := range states {
 			known[fmt.Sprint(st.Root, "/", st.Rel)] = true
 		}
 		for _, g := range j.Globs {
-			matches, _ := filepath.Glob(filepath.Join(j.Workspace, g))
-			for _, m := range matches {
+			for _, m := range globMatches(j.Workspace, g) {
 				_, rel := rootOf(rootPaths(j.Roots), m)
 				if !known[fmt.Sprint(ri, "/", rel)] {
 					states = append(states, protectedState{Root: ri, Rel: rel})
@@ -462,8 +463,7 @@ func protectedPaths(ws string, rels []string) []string {
 			}
 			continue
 		}
-		matches, _ := filepath.Glob(path)
-		out = append(out, matches...)
+		out = append(out, globMatches(ws, rel)...)
 	}
 	return out
 }

@@ -169,6 +169,7 @@ func (p *Process) guardConfig() *linux.GuardConfig {
 	for _, r := range j.Roots {
 		g.Roots = append(g.Roots, r.Ino)
 	}
+	g.Globs = guardGlobs(j.Workspace, j.Globs)
 	for _, st := range j.States {
 		if st.Existed || len(st.Chain) == 0 {
 			continue

@@ -47,7 +47,11 @@ type Report struct {
 	// run's stderr nor its Result, or only through the command's own
 	// error messages, and why (maskwatch.go).
 	Silent []string `json:"silent_refusals,omitempty"`
-	Host   HostInfo `json:"host"`
+	// Rules lists how each deny rule of the workspace the profile was
+	// made for is enforced: by which kernel or egress mechanism, or only
+	// by the gate (profile.Spec.Enforced, filled by package workspace).
+	Rules []profile.RuleEnforcement `json:"rules,omitempty"`
+	Host  HostInfo                  `json:"host"`
 }
 
 // Status returns the line for g.
@@ -102,6 +106,7 @@ func (r Report) String() string {
 	for _, s := range r.Silent {
 		fmt.Fprintf(&b, "  %s\n", visible.Text(s))
 	}
+	writeRules(&b, r.Rules)
 	return b.String()
 }
 

@@ -431,7 +431,7 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 		named:    namedSockets(p.e.profile.Spec().Filesystem.Sockets),
 		diag:     diag,
 		shared:   own.Dev == ns.Dev && own.Ino == ns.Ino,
-		exec:     newExecWatch(p.e.profile.Spec().Filesystem.Exec, p.noteRefusal),
+		exec:     newExecWatch(p.e.profile.Spec(), p.noteRefusal),
 		refusals: refusals{kind: "unix-socket", note: p.noteRefusal},
 	}
 	p.gwMu.Lock()

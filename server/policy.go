@@ -3,16 +3,12 @@ package server
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/server/store"
+	"github.com/airlockhq/airlock/workspace"
 )
 
 // policyCache keeps each workspace's loaded policy while the files it came
@@ -134,26 +130,9 @@ func (s *Server) savedRules(ctx context.Context, ws string) ([]store.Rule, error
 	return rs, nil
 }
 
-// policyStamp identifies the state of the files ws's policy is read from:
-// every rule file of every layer and the workspace's profile file. A
-// rule file is replaced by rename, so its inode changes with every write.
+// policyStamp identifies the state of the files ws's policy is read from
+// (workspace.Stamp: every rule file of every layer and the workspace's
+// profile file).
 func policyStamp(ws string) string {
-	var b strings.Builder
-	paths := []string{filepath.Join(ws, profile.WorkspaceFile)}
-	for _, f := range (rules.Sources{Workspace: ws}).Files() {
-		paths = append(paths, f.Path)
-	}
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			b.WriteString("-|")
-			continue
-		}
-		var ino uint64
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			ino = st.Ino
-		}
-		fmt.Fprintf(&b, "%d.%d.%d|", fi.ModTime().UnixNano(), fi.Size(), ino)
-	}
-	return b.String()
+	return workspace.Stamp(ws, workspace.Overrides{})
 }

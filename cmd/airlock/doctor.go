@@ -35,11 +35,12 @@ Flags:
 		fmt.Fprintf(stderr, "airlock doctor: takes no arguments (got %q); the profile comes from its flags\n", fs.Arg(0))
 		return exitUsage
 	}
-	p, err := pf.buildChecked(fs)
+	pol, err := pf.loadChecked(fs)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitUsage
 	}
+	p := pol.Profile
 	rep := sandbox.ReportFor(p)
 	_, runErr := sandbox.New(p)
 	if *asJSON {
@@ -51,7 +52,7 @@ Flags:
 			Files    []string                 `json:"profile_files"`
 			Error    string                   `json:"error,omitempty"`
 			Journals []sandbox.PendingJournal `json:"pending_journals,omitempty"`
-		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil, Files: append([]string{}, pf.loaded...), Journals: sandbox.PendingJournals()}
+		}{Report: rep, Profile: p.Fingerprint(), CanRun: runErr == nil, Files: append([]string{}, pol.ProfileFiles...), Journals: sandbox.PendingJournals()}
 		for _, g := range p.Required().List() {
 			out.Required = append(out.Required, g.String())
 		}
@@ -85,7 +86,7 @@ Flags:
 		}
 		fmt.Fprintf(stdout, "  cgroups          %s, %s\n", h.CgroupMode, yesNo(h.CgroupWritable, h.CgroupReason))
 		fmt.Fprintf(stdout, "profile %s (fingerprint %.12s)\n", p.Spec().Preset, p.Fingerprint())
-		fmt.Fprintf(stdout, "  files            %s\n", profileFilesLine(pf.loaded))
+		fmt.Fprintf(stdout, "  files            %s\n", profileFilesLine(pol.ProfileFiles))
 		fmt.Fprint(stdout, rep.String())
 		for _, j := range sandbox.PendingJournals() {
 			state := "its check has not passed: look at the workspace before running git there, then run airlock there again or remove the journal"

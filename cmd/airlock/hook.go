@@ -10,7 +10,7 @@ import (
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/grant"
 	"github.com/airlockhq/airlock/integrations/claudecode"
-	"github.com/airlockhq/airlock/rules"
+	"github.com/airlockhq/airlock/workspace"
 )
 
 const hookUsage = `Usage: airlock hook claude-code [FLAGS]
@@ -149,24 +149,9 @@ func runHook(args []string, stdout, stderr io.Writer) int {
 	return h.Run(context.Background(), os.Stdin, stdout, stderr)
 }
 
-// workspacePolicy loads what decides the calls of workspace ws: the rules
-// of every layer, and the profile "airlock run --workspace WS" builds (the
-// preset, then .airlock/profile.toml), so that the fingerprint a sandbox
-// grant is bound to is the one the run will have.
-func workspacePolicy(ws string) (claudecode.Policy, error) {
-	src := rules.Sources{Workspace: ws}
-	set, err := rules.Load(src)
-	if err != nil {
-		return claudecode.Policy{}, err
-	}
-	pf := profileFlags{workspace: ws}
-	p, err := pf.build()
-	if err != nil {
-		return claudecode.Policy{}, err
-	}
-	sb, err := claudecode.SandboxRequested(src)
-	if err != nil {
-		return claudecode.Policy{}, err
-	}
-	return claudecode.Policy{Profile: p, Rules: set, Sandbox: sb}, nil
+// workspacePolicy is what applies in workspace ws with no overrides:
+// what "airlock run --workspace WS" loads too, so the fingerprint a
+// sandbox grant is bound to is the one the run will have.
+func workspacePolicy(ws string) (*workspace.Policy, error) {
+	return workspace.Load(ws, workspace.Overrides{Workspace: ws})
 }

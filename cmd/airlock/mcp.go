@@ -19,9 +19,9 @@ import (
 
 	"github.com/airlockhq/airlock/audit"
 	airlockmcp "github.com/airlockhq/airlock/integrations/mcp"
-	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/sandbox"
+	"github.com/airlockhq/airlock/workspace"
 )
 
 const mcpUsage = `Usage: airlock mcp COMMAND [FLAGS]
@@ -73,31 +73,21 @@ func (m *mcpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.auditPath, "audit", "", "append every decision and run to the audit log at `PATH` (\"default\": "+audit.DefaultPath()+")")
 }
 
-// gate builds the profile, loads the rules of its workspace and opens the
-// audit log. For a long-lived server (the proxy's) the output and wall-time
+// gate loads the workspace's policy (workspace.Load) and opens the audit
+// log. For a long-lived server (the proxy's) the output and wall-time
 // budgets apply only when a flag sets them.
 func (m *mcpFlags) gate(longLived bool) (airlockmcp.Gate, error) {
-	p, err := m.pf.build()
+	o, err := m.pf.overrides()
 	if err != nil {
 		return airlockmcp.Gate{}, err
 	}
-	if longLived {
-		spec := p.Spec()
-		if m.pf.maxOutput == "" {
-			spec.Budgets.Output = 0
-		}
-		if m.pf.timeout == 0 {
-			spec.Budgets.WallTime = 0
-		}
-		if p, err = profile.New(spec); err != nil {
-			return airlockmcp.Gate{}, err
-		}
-	}
-	set, err := rules.Load(rules.Sources{Workspace: p.Workspace(), Managed: m.managed, User: m.user, NoClaude: m.noClaude})
+	o.LongLived = longLived
+	o.Managed, o.User, o.NoClaude = m.managed, m.user, m.noClaude
+	pol, err := workspace.Load("", o)
 	if err != nil {
 		return airlockmcp.Gate{}, err
 	}
-	g := airlockmcp.Gate{Profile: p, Rules: set}
+	g := airlockmcp.Gate{Profile: pol.Profile, Rules: pol.Rules, Masked: pol.Masked}
 	if m.auditPath != "" {
 		path := m.auditPath
 		if path == "default" {

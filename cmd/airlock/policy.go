@@ -15,9 +15,9 @@ import (
 
 	"github.com/airlockhq/airlock/gate"
 	"github.com/airlockhq/airlock/internal/visible"
-	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/tool"
+	"github.com/airlockhq/airlock/workspace"
 )
 
 const policyUsage = `Usage: airlock policy COMMAND [FLAGS]
@@ -80,20 +80,22 @@ func (s *sourceFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.noClaude, "no-claude", false, "do not read .claude/settings.json and .claude/settings.local.json")
 }
 
-func (s *sourceFlags) sources() (rules.Sources, error) {
+// overrides turns the flags into the workspace's Overrides; the
+// workspace is the current directory unless --workspace names one.
+func (s *sourceFlags) overrides() (workspace.Overrides, error) {
 	ws := s.workspace
 	if ws == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return rules.Sources{}, err
+			return workspace.Overrides{}, err
 		}
 		ws = wd
 	}
 	ws, err := filepath.Abs(ws)
 	if err != nil {
-		return rules.Sources{}, err
+		return workspace.Overrides{}, err
 	}
-	return rules.Sources{Workspace: ws, Managed: s.managed, User: s.user, NoClaude: s.noClaude}, nil
+	return workspace.Overrides{Workspace: ws, Managed: s.managed, User: s.user, NoClaude: s.noClaude}, nil
 }
 
 // newFlagSet makes a FlagSet for parseFlags: name is the command as the
@@ -134,8 +136,9 @@ Flags:
 	src.register(fs)
 	toolName := fs.String("tool", "", "the tool `NAME`, e.g. Bash, Read, mcp__github__create_issue")
 	input := fs.String("input", "", "the tool's `JSON` input, e.g. '{\"command\":\"git push\"}'")
-	preset := fs.String("profile", "workspace", "the profile `PRESET` whose access is step 1 (workspace, read-only, strict)")
+	preset := fs.String("profile", "", "the profile `PRESET` or file whose access is step 1 (default: the workspace's own, as airlock run builds it)")
 	autoAllow := fs.Bool("auto-allow-in-sandbox", false, "let the profile allow commands (they run in the sandbox)")
+	sandboxed := fs.Bool("sandboxed", false, "decide the call as a surface that runs it in the sandbox does (airlock mcp serve, the hook's sandboxed Bash): a command no rule mentions is allowed unless the profile sets auto_allow_in_sandbox = false, and a tree read is left to the masks")
 	cwd := fs.String("cwd", "", "the `DIR` the call runs in (default: the workspace)")
 	asJSON := fs.Bool("json", false, "print the decision as JSON")
 	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
@@ -149,30 +152,26 @@ Flags:
 		fmt.Fprintf(stderr, "airlock policy explain: --input is not valid JSON: %s\n", *input)
 		return exitUsage
 	}
-	sources, err := src.sources()
+	o, err := src.overrides()
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock policy explain:", err)
 		return 1
 	}
-	set, err := rules.Load(sources)
+	o.Profile = *preset
+	if *autoAllow {
+		on := true
+		o.Layer.AutoAllowInSandbox = &on
+	}
+	pol, err := workspace.Load(o.Workspace, o)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock policy explain:", err)
 		return 1
 	}
-	spec, err := profile.LookupPreset(*preset)
-	if err != nil {
-		fmt.Fprintln(stderr, "airlock policy explain:", err)
-		return exitUsage
+	ev := pol.Evaluator()
+	if *sandboxed {
+		ev = pol.Evaluator(*toolName)
 	}
-	spec.Workspace = sources.Workspace
-	spec.AutoAllowInSandbox = spec.AutoAllowInSandbox || *autoAllow
-	prof, err := profile.New(spec)
-	if err != nil {
-		fmt.Fprintln(stderr, "airlock policy explain:", err)
-		return 1
-	}
-	ev := &gate.Evaluator{Profile: prof, Rules: set}
-	call := tool.Call{Tool: *toolName, Input: json.RawMessage(*input), Workspace: sources.Workspace, Cwd: *cwd}
+	call := tool.Call{Tool: *toolName, Input: json.RawMessage(*input), Workspace: pol.Workspace, Cwd: *cwd}
 	d, decideErr := ev.Decide(context.Background(), call)
 	if *asJSON {
 		out := struct {
@@ -334,16 +333,17 @@ Flags:
 		fmt.Fprintln(stderr, "airlock policy list: takes no arguments")
 		return exitUsage
 	}
-	sources, err := src.sources()
+	o, err := src.overrides()
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock policy list:", err)
 		return 1
 	}
-	set, err := rules.Load(sources)
+	pol, err := workspace.Load(o.Workspace, o)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock policy list:", err)
 		return 1
 	}
+	set := pol.Rules
 	problems := map[*rules.Rule]rules.Finding{}
 	for _, f := range set.Findings(time.Now()) {
 		problems[f.Rule] = f
@@ -375,7 +375,7 @@ Flags:
 	}
 	if len(out) == 0 {
 		fmt.Fprintln(stdout, "no rules; files read (missing ones are skipped):")
-		for _, f := range sources.Files() {
+		for _, f := range workspace.RuleSources(pol.Workspace, o) {
 			fmt.Fprintf(stdout, "  %-9s %s\n", f.Layer, f.Path)
 		}
 		return 0

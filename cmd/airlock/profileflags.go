@@ -3,13 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/workspace"
 )
 
 // listFlag collects a repeatable flag.
@@ -18,7 +17,8 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-// profileFlags are the flags that build a profile, shared by run and doctor.
+// profileFlags are the flags that override a workspace's profile, shared
+// by run, doctor and mcp.
 type profileFlags struct {
 	profile    string
 	workspace  string
@@ -37,13 +37,8 @@ type profileFlags struct {
 	readOnlyWS bool
 	forceWS    bool
 
-	// beforeWorkspaceFile, when set, is called with the workspace before
-	// its .airlock/profile.toml is read; an error stops the build (airlock
-	// run: a pending check of an earlier run in that workspace).
+	// beforeWorkspaceFile is workspace.Overrides.BeforeProfileFile.
 	beforeWorkspaceFile func(ws string) error
-
-	// loaded lists the profile files build read, in the order applied.
-	loaded []string
 }
 
 func (f *profileFlags) register(fs *flag.FlagSet) {
@@ -67,73 +62,12 @@ func (f *profileFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.forceWS, "force-workspace", false, "accept a workspace that is your home directory or an ancestor of it, a system directory (/etc, /usr, /var, ...) or a shared root (/home, /tmp, ...); the host's /proc, /sys and /dev are refused even so")
 }
 
-// build assembles the profile in the documented order (docs/PROFILES.md):
-// the preset, the workspace's .airlock/profile.toml, a --profile file,
-// then the flags. A --profile file naming a preset puts that preset under
-// the workspace's file rather than discarding it. f.loaded lists the
-// files read, for doctor and --report.
-func (f *profileFlags) build() (*profile.Profile, error) {
-	presetName := ""
-	var fileSpec *profile.Spec
-	f.loaded = nil
-	if f.profile != "" {
-		if _, err := profile.LookupPreset(f.profile); err == nil {
-			presetName = f.profile
-		} else if _, statErr := os.Stat(f.profile); statErr == nil {
-			s, err := profile.LoadLayer(f.profile)
-			if err != nil {
-				return nil, err
-			}
-			fileSpec = &s
-		} else {
-			return nil, fmt.Errorf("--profile %q: neither a preset (%s) nor a file", f.profile, strings.Join(profile.PresetNames(), ", "))
-		}
-	}
-	ws := f.workspace
-	if ws == "" {
-		if fileSpec != nil && fileSpec.Workspace != "" {
-			ws = fileSpec.Workspace
-		} else {
-			wd, err := os.Getwd()
-			if err != nil {
-				return nil, err
-			}
-			// Run from a subdirectory, the workspace is the enclosing
-			// project; the command still starts in wd (run.go).
-			ws = profile.FindWorkspace(wd)
-		}
-	}
-	if abs, err := filepath.Abs(ws); err == nil && !strings.HasPrefix(ws, "~") {
-		ws = abs
-	}
-	if f.beforeWorkspaceFile != nil {
-		if err := f.beforeWorkspaceFile(ws); err != nil {
-			return nil, err
-		}
-	}
-	var layers []profile.Spec
-	wsFile := filepath.Join(ws, profile.WorkspaceFile)
-	if _, err := os.Stat(wsFile); err == nil {
-		s, err := profile.LoadLayer(wsFile)
-		if err != nil {
-			return nil, err
-		}
-		layers = append(layers, s)
-		f.loaded = append(f.loaded, wsFile)
-	}
-	if fileSpec != nil {
-		layers = append(layers, *fileSpec)
-		if abs, err := filepath.Abs(f.profile); err == nil {
-			f.loaded = append(f.loaded, abs)
-		}
-	}
-	spec, err := profile.Compose(presetName, layers...)
-	if err != nil {
-		return nil, err
-	}
-	spec.Workspace = ws
-
-	over := profile.Spec{}
+// overrides turns the flags into the workspace's Overrides: the
+// workspace, the --profile preset or file, and the flags' own layer,
+// which workspace.Load applies over every profile file.
+func (f *profileFlags) overrides() (workspace.Overrides, error) {
+	o := workspace.Overrides{Workspace: f.workspace, Profile: f.profile, BeforeProfileFile: f.beforeWorkspaceFile}
+	over := &o.Layer
 	over.Filesystem.Read = f.read
 	over.Filesystem.Write = f.write
 	over.Filesystem.Deny = f.deny
@@ -150,28 +84,48 @@ func (f *profileFlags) build() (*profile.Profile, error) {
 			over.Env.Allow = append(over.Env.Allow, e)
 		}
 	}
-	if err := netFlag(f.net, &over); err != nil {
-		return nil, err
+	var err error
+	if err = netFlag(f.net, over); err != nil {
+		return o, err
 	}
 	if over.Budgets.Memory, err = sizeFlag("--memory", f.memory); err != nil {
-		return nil, err
+		return o, err
 	}
 	if over.Budgets.Output, err = sizeFlag("--max-output", f.maxOutput); err != nil {
-		return nil, err
+		return o, err
 	}
 	if over.Budgets.MaxWrite, err = sizeFlag("--max-write", f.maxWrite); err != nil {
-		return nil, err
+		return o, err
 	}
 	if f.pids < 0 {
-		return nil, fmt.Errorf("--pids %d: use a positive number", f.pids)
+		return o, fmt.Errorf("--pids %d: use a positive number", f.pids)
 	}
 	if f.cpu < 0 {
-		return nil, fmt.Errorf("--cpu %s: use a positive number of cores", strconv.FormatFloat(f.cpu, 'g', -1, 64))
+		return o, fmt.Errorf("--cpu %s: use a positive number of cores", strconv.FormatFloat(f.cpu, 'g', -1, 64))
 	}
 	over.Budgets.Pids = f.pids
 	over.Budgets.CPU = f.cpu
 	over.Budgets.WallTime = profile.Duration(f.timeout)
-	return profile.New(profile.Merge(spec, over))
+	return o, nil
+}
+
+// load loads the policy of the workspace the flags name (workspace.Load
+// from the current directory).
+func (f *profileFlags) load() (*workspace.Policy, error) {
+	o, err := f.overrides()
+	if err != nil {
+		return nil, err
+	}
+	return workspace.Load("", o)
+}
+
+// build is load's profile.
+func (f *profileFlags) build() (*profile.Profile, error) {
+	pol, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	return pol.Profile, nil
 }
 
 func sizeFlag(name, v string) (profile.Size, error) {

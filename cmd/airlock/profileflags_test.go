@@ -44,10 +44,11 @@ mode = "allow"
 allow = ["b.example"]
 `)
 	pf := profileFlags{workspace: ws, profile: other, net: "c.example"}
-	p, err := pf.build()
+	pol, err := pf.load()
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := pol.Profile
 	s := p.Spec()
 	if s.Preset != "strict" || len(s.Filesystem.Exec) == 0 {
 		t.Errorf("preset %q, exec %v: want strict's exec list", s.Preset, s.Filesystem.Exec)
@@ -63,8 +64,8 @@ allow = ["b.example"]
 			t.Errorf("network.allow %v: %s missing", s.Network.Allow, h)
 		}
 	}
-	if want := []string{wsFile, other}; !slices.Equal(pf.loaded, want) {
-		t.Errorf("loaded %v, want %v", pf.loaded, want)
+	if want := []string{wsFile, other}; !slices.Equal(pol.ProfileFiles, want) {
+		t.Errorf("loaded %v, want %v", pol.ProfileFiles, want)
 	}
 	// --net none replaces the allowlist rather than adding to it.
 	pf = profileFlags{workspace: ws, net: "none"}

@@ -80,11 +80,12 @@ Flags:
 		}
 		return nil
 	}
-	p, err := pf.buildChecked(fs)
+	pol, err := pf.loadChecked(fs)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
+	p := pol.Profile
 	// The report's destination is opened before the run: a path that
 	// cannot be written fails now, not after the command did its work.
 	reportOut, err := openReport(*report, stdout)
@@ -180,7 +181,7 @@ Flags:
 		fmt.Fprintln(stderr, "airlock: warning:", visible.Text(err.Error()))
 	}
 	if reportOut != nil {
-		if werr := reportOut.write(res, pf.loaded); werr != nil {
+		if werr := reportOut.write(res, pol.ProfileFiles); werr != nil {
 			fmt.Fprintln(stderr, "airlock: write report:", visible.Text(werr.Error()))
 		}
 	}

@@ -12,12 +12,13 @@ import (
 
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
+	"github.com/airlockhq/airlock/workspace"
 )
 
-// buildChecked is build after the checks that need to know which flags
+// loadChecked is load after the checks that need to know which flags
 // were given: a value that would be silently ignored, or that names
 // something missing, is an error before anything runs.
-func (f *profileFlags) buildChecked(fs *flag.FlagSet) (*profile.Profile, error) {
+func (f *profileFlags) loadChecked(fs *flag.FlagSet) (*workspace.Policy, error) {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	// 0 would read as "no budget" and give the profile's default, which
@@ -55,7 +56,7 @@ func (f *profileFlags) buildChecked(fs *flag.FlagSet) (*profile.Profile, error) 
 			}
 		}
 	}
-	return f.build()
+	return f.load()
 }
 
 // reservedEnv are the variables the sandbox sets last (sandbox.buildEnv):

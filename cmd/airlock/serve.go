@@ -17,7 +17,6 @@ import (
 
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/provider"
-	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/server"
 	"github.com/airlockhq/airlock/server/store"
 	_ "github.com/airlockhq/airlock/server/store/sqlite" // sqlite:PATH
@@ -195,20 +194,14 @@ func loadServeCatalog(file string) (*provider.Catalog, error) {
 	return provider.LoadCatalog(path, drivers()...)
 }
 
-// servePolicy loads a workspace's policy as the Claude Code hook does.
+// servePolicy loads a workspace's policy as the Claude Code hook does
+// (workspace.Load with no overrides).
 func servePolicy(ws string) (server.Policy, error) {
 	p, err := workspacePolicy(ws)
 	if err != nil {
 		return server.Policy{}, err
 	}
-	pol := server.Policy{Rules: p.Rules}
-	if p.Profile != nil {
-		pol.Profile = p.Profile
-	}
-	if pol.Rules == nil {
-		pol.Rules = rules.NewSet(nil)
-	}
-	return pol, nil
+	return server.Policy{Profile: p.Profile, Rules: p.Rules}, nil
 }
 
 const serveTokenHelp = `Usage: airlock serve token create [--name NAME] [--db DSN]

@@ -16,6 +16,7 @@ import (
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/tool"
+	"github.com/airlockhq/airlock/workspace"
 )
 
 // Output is what the hook prints on stdout, exit status 0: the "PreToolUse
@@ -46,27 +47,18 @@ const (
 	ExitBlocked = 2
 )
 
-// Policy is what decides the calls of one workspace.
-type Policy struct {
-	// Profile gives the gate's step 1 and, in sandbox mode, the profile
-	// the command runs under; its fingerprint is bound into the grant.
-	Profile *profile.Profile
-	// Rules are the rules of every layer for the workspace.
-	Rules *rules.Set
-	// Sandbox, when true, turns on the sandbox rewrite for this
-	// workspace (a policy file's "sandbox = true") even if the Hook's
-	// own Sandbox.Always is false.
-	Sandbox bool
-}
-
 // Hook answers Claude Code's PreToolUse hook. Set its fields before the
 // first Run.
 type Hook struct {
 	// Workspace returns the workspace a call's cwd belongs to; nil means
 	// FindWorkspace(cwd, "").
 	Workspace func(cwd string) string
-	// Policy loads the profile and rules of a workspace. Required.
-	Policy func(workspace string) (Policy, error)
+	// Policy loads what applies in a workspace (workspace.Load). Its
+	// Profile gives the gate's step 1 and, in sandbox mode, the profile
+	// the command runs under, whose fingerprint is bound into the grant;
+	// its Sandbox turns the rewrite on for that workspace even if the
+	// Hook's own Sandbox.Always is false. Required.
+	Policy func(ws string) (*workspace.Policy, error)
 	// Recorder receives every decision, with the session and tool-use
 	// ids; nil records nothing.
 	Recorder gate.Recorder
@@ -159,21 +151,31 @@ func (h *Hook) Decide(ctx context.Context, in Input) Output {
 	}
 	// No Approver: the gate's "a person must decide" comes back as ask,
 	// which Claude Code puts to its user. No Issuer: the sandbox rewrite
-	// mints its one grant for the whole command itself.
-	ev := &gate.Evaluator{Rules: pol.Rules, Recorder: &held, Preparers: preparers(in.ToolName)}
-	if pol.Profile != nil {
-		ev.Profile = pol.Profile
+	// mints its one grant for the whole command itself. In sandbox mode
+	// every Bash call runs in the policy's sandbox, which the gate is
+	// told (a command no rule mentions needs no prompt; a tree read is
+	// left to the masks); Claude Code's own tools it does not run.
+	sandboxed := pol.Sandbox || (h.Sandbox != nil && h.Sandbox.Always)
+	var ev *gate.Evaluator
+	if sandboxed && h.Sandbox != nil && pol.Profile != nil {
+		ev = pol.Evaluator("Bash")
+	} else {
+		ev = pol.Evaluator()
 	}
+	ev.Recorder, ev.Preparers = &held, preparers(in.ToolName)
 	d, _ := ev.Decide(ctx, call) // d is a denial whenever err is set
 	info := Tool(in.ToolName)
 	now := time.Now()
+	// A shell command the sandbox will confine is allowed by the
+	// workspace's own choice (sandbox mode, auto_allow_in_sandbox): what
+	// the profile allows there counts as a rule allowing it.
+	confinedShell := ev.Sandbox != nil && info.Shell
 	verdict, reason := modeVerdict(in.PermissionMode, ws, info, d, func(r tool.Requirement) bool {
-		return pol.Rules.Match(rules.Allow, r, now) != nil
+		return confinedShell || pol.Rules.Match(rules.Allow, r, now) != nil
 	})
 	if verdict == VerdictDeny {
 		return finish(verdict, reason, nil)
 	}
-	sandboxed := pol.Sandbox || (h.Sandbox != nil && h.Sandbox.Always)
 	if !sandboxed {
 		return finish(verdict, reason, nil)
 	}

@@ -15,8 +15,7 @@ import (
 
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/integrations/claudecode"
-	"github.com/airlockhq/airlock/profile"
-	"github.com/airlockhq/airlock/rules"
+	"github.com/airlockhq/airlock/workspace"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/hook.golden from the current answers")
@@ -75,21 +74,9 @@ func writeFile(t *testing.T, path, content string) {
 
 // policy loads the workspace preset and the four layers plus Claude
 // Code's settings, as airlock hook claude-code does.
-func (f *fixture) policy(ws string) (claudecode.Policy, error) {
-	src := rules.Sources{Workspace: ws, Home: f.home,
-		Managed: filepath.Join(f.testdata, "managed.toml"), User: filepath.Join(f.testdata, "user.toml")}
-	set, err := rules.Load(src)
-	if err != nil {
-		return claudecode.Policy{}, err
-	}
-	spec := profile.Preset(profile.DefaultPreset)
-	spec.Workspace = ws
-	p, err := profile.New(spec)
-	if err != nil {
-		return claudecode.Policy{}, err
-	}
-	sb, err := claudecode.SandboxRequested(src)
-	return claudecode.Policy{Profile: p, Rules: set, Sandbox: sb}, err
+func (f *fixture) policy(ws string) (*workspace.Policy, error) {
+	return workspace.Load(ws, workspace.Overrides{Workspace: ws, Home: f.home,
+		Managed: filepath.Join(f.testdata, "managed.toml"), User: filepath.Join(f.testdata, "user.toml")})
 }
 
 func (f *fixture) hook() *claudecode.Hook {

@@ -158,8 +158,8 @@ func TestRewriteGrant(t *testing.T) {
 	h.Sandbox = &claudecode.Sandbox{Always: true, Airlock: "/usr/local/bin/airlock", Issuer: iss, GrantTTL: time.Minute}
 	cmd := "git status && echo 'done'"
 	rewritten, out := rewriteOf(t, f, h, cmd)
-	if out.HookSpecificOutput.PermissionDecision != "ask" {
-		t.Fatalf("decision %q, want ask (echo has no rule)", out.HookSpecificOutput.PermissionDecision)
+	if out.HookSpecificOutput.PermissionDecision != "allow" {
+		t.Fatalf("decision %q, want allow (echo has no rule, and it runs in the sandbox)", out.HookSpecificOutput.PermissionDecision)
 	}
 	if !strings.HasSuffix(out.HookSpecificOutput.PermissionDecisionReason, "; it runs inside the airlock sandbox") {
 		t.Errorf("reason %q does not say it runs sandboxed", out.HookSpecificOutput.PermissionDecisionReason)

@@ -31,6 +31,10 @@ type Gate struct {
 	Rules *rules.Set
 	// Audit receives every decision and every run; nil records nothing.
 	Audit *audit.Log
+	// Masked reports the deny rules the sandbox enforces by masking
+	// their paths (workspace.Policy.Masked), which a tree read the
+	// server runs is left to; nil means none.
+	Masked func(*rules.Rule) bool
 }
 
 // approvalKey names the one input request an ask sends: the MCP client
@@ -50,8 +54,12 @@ const (
 // a client cannot approve a call by sending an answer nobody asked for.
 type gatekeeper struct {
 	Gate
-	mu      sync.Mutex
-	pending map[string]pendingAsk
+	// confined are the tools whose calls run in the sandbox (the
+	// server's: all of them; the proxy's: none, its server's tools are
+	// not commands of ours).
+	confined []string
+	mu       sync.Mutex
+	pending  map[string]pendingAsk
 }
 
 type pendingAsk struct {
@@ -88,6 +96,9 @@ func (headlessApprover) Approve(context.Context, gate.Request) (gate.Answer, err
 
 func (g *gatekeeper) evaluator(a gate.Approver) *gate.Evaluator {
 	ev := &gate.Evaluator{Profile: g.Profile, Rules: g.Rules, Approver: a}
+	if len(g.confined) > 0 {
+		ev.Sandbox = &gate.Confinement{Tools: g.confined, Masked: g.Masked}
+	}
 	if g.Audit != nil {
 		ev.Recorder = g.Audit
 	}

@@ -73,6 +73,9 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		version = "dev"
 	}
 	s := &Server{g: newGatekeeper(opts.Gate), ex: opts.Executor, ws: opts.Profile.Workspace()}
+	// Every tool runs in the sandbox, as the Claude Code tool it is
+	// decided as: a command no rule mentions needs no prompt there.
+	s.g.confined = []string{"Bash", "Read", "Write", "Edit", "Glob"}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "airlock", Version: version}, &sdk.ServerOptions{
 		Instructions: "Every tool call is decided by airlock's gate and runs in a sandbox confined to the workspace " + s.ws +
 			". A call that is not allowed returns an error result whose text says why; do not retry it unchanged.",

@@ -40,11 +40,16 @@ match  = "Bash(rm *)"
 reason = "deleting files is not allowed here"
 `
 
-// serverWorkspace is a workspace with serverPolicy and one file.
+// serverWorkspace is a workspace with serverPolicy and one file, whose
+// profile sets auto_allow_in_sandbox = false, so that a command no rule
+// allows is asked about (sandboxed_test.go has the default).
 func serverWorkspace(t *testing.T) string {
 	t.Helper()
 	ws := workspace(t)
 	policy(t, ws, serverPolicy)
+	if err := os.WriteFile(filepath.Join(ws, ".airlock", "profile.toml"), []byte("auto_allow_in_sandbox = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hello from the host\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

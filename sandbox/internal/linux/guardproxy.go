@@ -90,6 +90,7 @@ type guardProxy struct {
 	absent          map[guardKey]bool
 	held            map[guardKey]bool
 	private         map[uint64]bool
+	globs           []string
 }
 
 // runGuardProxy is the proxy's main; it never returns.
@@ -123,6 +124,7 @@ func runGuardProxy() {
 	for _, d := range cfg.PrivateDevs {
 		p.private[d] = true
 	}
+	p.globs = cfg.Globs
 	p.receive()
 }
 
@@ -536,7 +538,7 @@ func (p *guardProxy) refused(parent int, name string) bool {
 	if n == ".git" && !p.private[st.Dev] {
 		return true
 	}
-	return p.absent[guardKey{st.Dev, st.Ino, n}]
+	return p.absent[guardKey{st.Dev, st.Ino, n}] || p.globbed(parent, n)
 }
 
 // isHeld reports whether name in parent is a held directory's place

@@ -28,6 +28,11 @@ type GuardConfig struct {
 	// gone, nor replaced by a rename (a new include/ would take the
 	// absent include target with it).
 	Held []GuardName `json:"held,omitempty"`
+	// Globs are absolute path globs (internal/pathglob) at which no name
+	// may be made: protected wildcard entries ("**/.env", from a deny
+	// Edit(.env) rule). A name is matched by the path of its directory
+	// in the view when the call is carried out.
+	Globs []string `json:"globs,omitempty"`
 	// PrivateDevs are the filesystems only the sandbox sees (its scratch
 	// tmpfs behind HOME, /tmp and /dev/shm, its /dev): a .git there is
 	// invisible to the host, so it may be made.

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlockhq/airlock/internal/sandboxtest"
+)
+
+// ruleFile denies reading .env and editing the CI workflows: the
+// workspace's rules, which every sandboxed run of the workspace enforces.
+const ruleFile = `
+[[rule]]
+effect = "deny"
+match  = "Read(./.env)"
+
+[[rule]]
+effect = "deny"
+match  = "Edit(./.github/workflows/**)"
+`
+
+// TestEntryPointsHoldWorkspaceRules: a plain airlock run in a workspace
+// with rule files, and the Claude Code hook's rewritten command, enforce
+// its deny rules in the sandbox against a program the gate cannot see
+// into (python): .env is not read, the workflow is not rewritten. The
+// positive control is the same run in the workspace without the rule
+// file, which reads the secret and rewrites the workflow. Run as root
+// and as uid 65534.
+func TestEntryPointsHoldWorkspaceRules(t *testing.T) {
+	if !sandboxtest.Exists("/usr/bin/python3") {
+		t.Skip("no /usr/bin/python3 on this host")
+	}
+	bin := buildAirlock(t)
+	t.Run("root", func(t *testing.T) {
+		if sandboxtest.Unprivileged() {
+			t.Skip("not root")
+		}
+		testEntryPointsHoldRules(t, newHookEnv(t, bin, false))
+	})
+	t.Run("uid 65534", func(t *testing.T) {
+		if sandboxtest.Unprivileged() {
+			t.Skip("needs root to drop to uid 65534")
+		}
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			t.Skip("setpriv (util-linux) is not installed")
+		}
+		testEntryPointsHoldRules(t, newHookEnv(t, bin, true))
+	})
+}
+
+func testEntryPointsHoldRules(t *testing.T, e hookEnv) {
+	const secret = "SECRET-RUN-5e21"
+	write := func(path, content string) {
+		t.Helper()
+		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		must(t, os.WriteFile(path, []byte(content), 0o644))
+		if e.asNobody {
+			for p := path; p != filepath.Dir(e.ws); p = filepath.Dir(p) {
+				must(t, os.Lchown(p, sandboxtest.NobodyUID, sandboxtest.NobodyUID))
+			}
+		}
+	}
+	workflow := filepath.Join(e.ws, ".github", "workflows", "ci.yml")
+	write(filepath.Join(e.ws, ".env"), "TOKEN="+secret+"\n")
+	write(workflow, "on: push\n")
+	probe := `/usr/bin/python3 -c '
+try:
+    print(open(".env").read())
+except OSError as e:
+    print("read refused:", e)
+try:
+    open(".github/workflows/ci.yml", "w").write("on: pwned\n")
+    print("WROTE-WORKFLOW")
+except OSError as e:
+    print("write refused:", e)
+'`
+	reset := func() { write(workflow, "on: push\n") }
+	pwned := func() bool {
+		data, _ := os.ReadFile(workflow)
+		return strings.Contains(string(data), "pwned")
+	}
+
+	// Positive control: no rule file, the same run reads and writes.
+	must(t, os.Remove(filepath.Join(e.ws, ".airlock", "policy.toml")))
+	code, so, se := run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
+	if code != 0 || !strings.Contains(so, secret) || !pwned() {
+		t.Fatalf("control: exit %d %q %q: the probe cannot see the rules hold", code, so, se)
+	}
+	reset()
+
+	write(filepath.Join(e.ws, ".airlock", "policy.toml"), ruleFile)
+	code, so, se = run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
+	if strings.Contains(so+se, secret) || pwned() || strings.Contains(so, "WROTE-WORKFLOW") {
+		t.Errorf("airlock run with the rules: exit %d %q %q", code, so, se)
+	}
+	if !strings.Contains(so, "read refused") || !strings.Contains(so, "write refused") {
+		t.Errorf("airlock run with the rules: the probe did not run both halves: %q %q", so, se)
+	}
+	reset()
+
+	// The hook's rewrite: the gate allows the command (it cannot see
+	// into python), the sandbox holds the rules.
+	decision, rewritten := e.decide(t, e.ws, probe)
+	if decision != "allow" || rewritten == "" {
+		t.Fatalf("hook: %s %q, want allow, sandboxed", decision, rewritten)
+	}
+	code, so, se = run(e.command(e.ws, "bash", "-c", rewritten), "")
+	if strings.Contains(so+se, secret) || pwned() || !strings.Contains(so, "read refused") {
+		t.Errorf("the hook's rewritten command: exit %d %q %q", code, so, se)
+	}
+}
+
+// doctor says, for each deny rule of the workspace, whether the sandbox
+// enforces it and how, or that only the gate does.
+func TestDoctorListsWorkspaceRules(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, ".airlock"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".airlock", "policy.toml"), []byte(ruleFile+"\n[[rule]]\neffect = \"deny\"\nmatch = \"mcp__github__create_issue\"\n"), 0o644))
+	var so, se strings.Builder
+	dispatch([]string{"doctor", "--json", "--workspace", ws}, &so, &se)
+	var doc struct {
+		Rules []struct {
+			Rule      string `json:"rule"`
+			Kernel    bool   `json:"kernel"`
+			Mechanism string `json:"mechanism"`
+		} `json:"rules"`
+	}
+	if err := json.Unmarshal([]byte(so.String()), &doc); err != nil {
+		t.Fatalf("%v: %s %s", err, so.String(), se.String())
+	}
+	got := map[string]bool{}
+	for _, r := range doc.Rules {
+		got[r.Rule] = r.Kernel
+	}
+	want := map[string]bool{"deny Read(./.env)": true, "deny Edit(./.github/workflows/**)": true, "deny mcp__github__create_issue": false}
+	for rule, kernel := range want {
+		if k, ok := got[rule]; !ok || k != kernel {
+			t.Errorf("%s: listed %v, kernel %v; want kernel %v (all: %+v)", rule, ok, k, kernel, doc.Rules)
+		}
+	}
+	so.Reset()
+	dispatch([]string{"doctor", "--workspace", ws}, &so, &se)
+	if !strings.Contains(so.String(), "workspace deny rules") || !strings.Contains(so.String(), "gate only") {
+		t.Errorf("doctor's text lacks the rules: %s", so.String())
+	}
+}
