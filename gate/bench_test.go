@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/airlockhq/airlock/rules"
-	"github.com/airlockhq/airlock/tool"
+	"github.com/airlockhq/airlock/shell"
 )
 
 // benchRules builds n rules spread evenly over the four layers: exact and
@@ -93,6 +93,6 @@ func BenchmarkBashRequirements(b *testing.B) {
 	dirs := newTestDirs(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tool.BashRequirements("cd sub && git log --oneline -n 20 | head -5", dirs.ws, dirs.home)
+		shell.Requirements("cd sub && git log --oneline -n 20 | head -5", dirs.ws, dirs.home)
 	}
 }

@@ -104,7 +104,7 @@ type Requirement struct {
 	// Args is the JSON object of arguments of an MCP tool's tool.invoke,
 	// for rules with argument patterns (mcp__server__tool(ARG:GLOB)).
 	Args string `json:"-"`
-	// Canon is a command's canonical form (bash_canon.go), which rules
+	// Canon is a command's canonical form (package shell, canon.go), which rules
 	// are compared with; nil when its program is only known at run time.
 	Canon *CommandForm `json:"-"`
 	// Tree marks a read or write of a directory together with everything

@@ -1,7 +1,9 @@
-package tool
+package shell
 
 import (
 	"strings"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // gitConfigCommands are the configuration keys whose value git runs:
@@ -213,4 +215,51 @@ func (w *bashWalker) gitPrograms(name string, args []shWord, sub int, in dirSet)
 			}
 		}
 	}
+}
+
+var gitConfigSpec = optSpec{short: "f", long: []string{"file", "blob", "type", "default", "comment", "value", "url"},
+	flags: []string{"global", "system", "local", "worktree", "add", "replace-all", "unset", "unset-all",
+		"rename-section", "remove-section", "edit", "get", "get-all", "get-regexp", "get-urlmatch",
+		"list", "get-color", "get-colorbool", "show-origin", "show-scope"}}
+
+// gitConfigWrite: git config writes a configuration file when it sets,
+// unsets, renames, removes or edits (old style: two operands, or one of
+// the writing options; new style: set, unset, rename-section,
+// remove-section, edit). The file is the repository's .git/config (taken
+// beneath the working directory), ~/.gitconfig with --global,
+// /etc/gitconfig with --system, .git/config.worktree with --worktree, or
+// the --file. A value written there can make every later git run a
+// program (core.sshCommand, core.fsmonitor, ...), so it is a write the
+// profile decides: .git/config is a protected path.
+func (w *bashWalker) gitConfigWrite(args []shWord, in dirSet) {
+	parsed := gitConfigSpec.parse(args)
+	ops := operands(parsed)
+	writes := has(parsed, "--add", "--replace-all", "--unset", "--unset-all", "--rename-section", "--remove-section", "--edit", "-e")
+	if len(ops) > 0 {
+		switch verb, _ := ops[0].literal(); verb {
+		case "set", "unset", "rename-section", "remove-section", "edit":
+			writes = true
+		case "get", "list":
+			writes = false
+		default:
+			writes = writes || len(ops) >= 2 && !has(parsed, "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "--list", "-l")
+		}
+	}
+	if !writes {
+		return
+	}
+	var file shWord
+	switch {
+	case len(values(parsed, "--file", "-f")) > 0:
+		file = values(parsed, "--file", "-f")[0]
+	case has(parsed, "--global"):
+		file = literalWord(w.home + "/.gitconfig")
+	case has(parsed, "--system"):
+		file = literalWord("/etc/gitconfig")
+	case has(parsed, "--worktree"):
+		file = literalWord(".git/config.worktree")
+	default:
+		file = literalWord(".git/config")
+	}
+	w.pathRequirements(tool.KindFilesystemWrite, file, in, "git config")
 }

@@ -1,8 +1,9 @@
-package tool
+package shell
 
 import (
 	"strings"
 
+	"github.com/airlockhq/airlock/tool"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -179,8 +180,8 @@ func (w *bashWalker) useVar(name, text, via string) {
 // dataUnknown adds a command that only a value known at run time says.
 func (w *bashWalker) dataUnknown(text, via string) {
 	text = scrub(text)
-	w.add(Requirement{Kind: KindCommandExecute, Target: text, Argv: []string{text},
-		Shape: string(Hole), Unresolved: true, Via: via})
+	w.add(tool.Requirement{Kind: tool.KindCommandExecute, Target: text, Argv: []string{text},
+		Shape: string(tool.Hole), Unresolved: true, Via: via})
 }
 
 // resolveData turns every use of a variable that may hold code into an

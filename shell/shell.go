@@ -1,11 +1,11 @@
-package tool
+package shell
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/airlockhq/airlock/tool"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -20,24 +20,12 @@ const maxDirs = 4
 
 var parserPool = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
-// prepareBash derives the requirements of a Bash call's "command".
-func prepareBash(call Call) ([]Requirement, error) {
-	var in struct {
-		Command *string `json:"command"`
-	}
-	if err := decodeInput(call, &in); err != nil {
-		return nil, err
-	}
-	if in.Command == nil {
-		return nil, fmt.Errorf("%w: Bash needs a \"command\" string", ErrInvalidInput)
-	}
-	return BashRequirements(*in.Command, callDir(call), callHome(call)), nil
-}
+func init() { tool.RegisterShell(Requirements) }
 
-// BashRequirements derives the requirements of the shell script src run in
+// Requirements derives the requirements of the shell script src run in
 // directory dir, with "~" standing for home. It never fails: input the
 // parser rejects becomes one Unparsed command.execute requirement.
-func BashRequirements(src, dir, home string) []Requirement {
+func Requirements(src, dir, home string) []tool.Requirement {
 	w := &bashWalker{home: home}
 	w.script(src, dirSet{list: []string{dir}}, "")
 	w.resolveData()
@@ -93,13 +81,13 @@ type bashWalker struct {
 	via string
 	// pending are the programs the command being emitted runs (runLater).
 	pending []program
-	reqs    []Requirement
+	reqs    []tool.Requirement
 	// data is what the call assigns to variables and where it evaluates
-	// their values as code (bash_data.go).
+	// their values as code (data.go).
 	data dataFlow
 }
 
-func (w *bashWalker) add(r Requirement) {
+func (w *bashWalker) add(r tool.Requirement) {
 	for _, have := range w.reqs {
 		if have.Kind == r.Kind && have.Target == r.Target && have.Shape == r.Shape &&
 			have.Unresolved == r.Unresolved && have.Unparsed == r.Unparsed {
@@ -135,7 +123,7 @@ func (w *bashWalker) script(src string, in dirSet, via string) flow {
 }
 
 func (w *bashWalker) unparsed(src, via string) {
-	w.add(Requirement{Kind: KindCommandExecute, Target: scrub(src), Unparsed: true, Via: via})
+	w.add(tool.Requirement{Kind: tool.KindCommandExecute, Target: scrub(src), Unparsed: true, Via: via})
 }
 
 // stmts walks a sequence: each statement starts where the previous one
@@ -311,20 +299,20 @@ func (w *bashWalker) redirect(r *syntax.Redirect, in dirSet) {
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
-		kinds = []string{KindFilesystemWrite}
+		kinds = []string{tool.KindFilesystemWrite}
 	case syntax.RdrIn:
-		kinds = []string{KindFilesystemRead}
+		kinds = []string{tool.KindFilesystemRead}
 	case syntax.RdrInOut:
-		kinds = []string{KindFilesystemRead, KindFilesystemWrite}
+		kinds = []string{tool.KindFilesystemRead, tool.KindFilesystemWrite}
 	case syntax.DplOut, syntax.DplIn:
 		// ">&file" (without a number or "-") is bash's "&>file".
 		if lit := r.Word.Lit(); lit == "-" || isDigits(lit) {
 			return
 		}
 		if r.Op == syntax.DplOut {
-			kinds = []string{KindFilesystemWrite}
+			kinds = []string{tool.KindFilesystemWrite}
 		} else {
-			kinds = []string{KindFilesystemRead}
+			kinds = []string{tool.KindFilesystemRead}
 		}
 	default:
 		return

@@ -1,8 +1,9 @@
-package tool
+package shell
 
 import (
 	"strings"
 
+	"github.com/airlockhq/airlock/tool"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -51,11 +52,11 @@ func (sw shWord) shape(globs bool) string {
 	for k, p := range sw.pieces {
 		switch {
 		case p.expansion, p.wild && globs:
-			b.WriteRune(Hole)
+			b.WriteRune(tool.Hole)
 		case globs && !p.quoted && !p.wild:
 			for i, c := range p.text {
 				if c < 0x80 && sw.globAt(k, i) {
-					b.WriteRune(Hole)
+					b.WriteRune(tool.Hole)
 				} else {
 					b.WriteRune(c)
 				}
@@ -229,10 +230,10 @@ func (w *bashWalker) source(n syntax.Node) string {
 // scrub replaces any Hole in input text so that only the preparer can put
 // one in a Shape.
 func scrub(s string) string {
-	if !strings.ContainsRune(s, Hole) {
+	if !strings.ContainsRune(s, tool.Hole) {
 		return s
 	}
-	return strings.ReplaceAll(s, string(Hole), "\uFFFD")
+	return strings.ReplaceAll(s, string(tool.Hole), "\uFFFD")
 }
 
 // unescapeUnquoted removes the backslashes of unquoted text: "\x" is "x"

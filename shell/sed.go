@@ -1,7 +1,9 @@
-package tool
+package shell
 
 import (
 	"strings"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // sedPrograms: GNU sed's "e COMMAND" runs COMMAND through the shell, and
@@ -95,7 +97,7 @@ func sedPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 	if !ok {
 		// sed reads it otherwise than this does, or refuses it: either
 		// way what it runs is not known.
-		w.add(Requirement{Kind: KindCommandExecute, Target: scrub(strings.Join(scripts, "; ")),
+		w.add(tool.Requirement{Kind: tool.KindCommandExecute, Target: scrub(strings.Join(scripts, "; ")),
 			Unparsed: true, Via: name})
 		return
 	}

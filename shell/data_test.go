@@ -1,8 +1,10 @@
-package tool
+package shell
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // TestCodeInData: every construct that evaluates a value the parser
@@ -28,13 +30,13 @@ func TestCodeInData(t *testing.T) {
 	}
 	for _, src := range hidden {
 		found := false
-		for _, r := range BashRequirements(src, "/ws", "/home/u") {
-			if r.Kind == KindCommandExecute && r.Unresolved && r.Shape == string(Hole) {
+		for _, r := range Requirements(src, "/ws", "/home/u") {
+			if r.Kind == tool.KindCommandExecute && r.Unresolved && r.Shape == string(tool.Hole) {
 				found = true
 			}
 		}
 		if !found {
-			t.Errorf("%q: no unresolved command:\n%s", src, show(BashRequirements(src, "/ws", "/home/u")))
+			t.Errorf("%q: no unresolved command:\n%s", src, show(Requirements(src, "/ws", "/home/u")))
 		}
 	}
 	inert := []string{
@@ -45,8 +47,8 @@ func TestCodeInData(t *testing.T) {
 		"echo ${x@Q}", "exit 1", "(( RANDOM % 2 ))",
 	}
 	for _, src := range inert {
-		for _, r := range BashRequirements(src, "/ws", "/home/u") {
-			if r.Kind == KindCommandExecute && r.Unresolved && r.Shape == string(Hole) {
+		for _, r := range Requirements(src, "/ws", "/home/u") {
+			if r.Kind == tool.KindCommandExecute && r.Unresolved && r.Shape == string(tool.Hole) {
 				t.Errorf("%q: unexpected unresolved command %v", src, r)
 			}
 		}

@@ -1,6 +1,7 @@
-package tool
+package shell
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -67,4 +68,39 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 	if exec && len(command) > 0 {
 		w.runLater(program{word: command[0], args: command[1:], via: name + " exec"}, in)
 	}
+}
+
+// npmCanonAliases are npm's abbreviations of its commands.
+var npmCanonAliases = map[string]string{"t": "test", "tst": "test", "run-script": "run", "rum": "run", "urn": "run",
+	"i": "install", "in": "install", "ins": "install", "inst": "install", "insta": "install", "instal": "install",
+	"isnt": "install", "isnta": "install", "isntal": "install", "isntall": "install", "add": "install",
+	"x": "exec", "un": "uninstall", "remove": "uninstall", "rm": "uninstall", "r": "uninstall", "unlink": "uninstall",
+	"ci": "ci", "clean-install": "ci", "ic": "ci", "install-clean": "ci", "isntall-clean": "ci",
+	"it": "install-test", "cit": "install-ci-test", "rb": "rebuild", "s": "search", "se": "search",
+	"find": "search", "c": "config", "ln": "link", "ls": "ls", "la": "ls", "ll": "ls", "list": "ls"}
+
+// npmValueOptions are npm's options before the command that take the
+// next word as their value.
+var npmValueOptions = map[string]bool{"-w": true, "--workspace": true, "--prefix": true, "-C": true,
+	"--registry": true, "--cache": true, "--userconfig": true, "--globalconfig": true, "--loglevel": true,
+	"--script-shell": true, "--shell": true, "--tag": true, "-p": true, "--package": true, "--call": true, "-c": true}
+
+// npmCanonSubcommand returns npm's command (under its full name) and the
+// other words in order: npm reads options anywhere.
+func npmCanonSubcommand(args []shWord) ([]shWord, string) {
+	for i := 0; i < len(args); i++ {
+		a, lit := args[i].literal()
+		switch {
+		case !lit:
+			return args, ""
+		case npmValueOptions[a]:
+			i++
+		case !strings.HasPrefix(a, "-"):
+			if to, ok := npmCanonAliases[a]; ok {
+				a = to
+			}
+			return append(slices.Clip(args[:i]), args[i+1:]...), a
+		}
+	}
+	return args, ""
 }

@@ -1,8 +1,10 @@
-package tool
+package shell
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // TestBashNestedCommands: a command that an option, a variable or a
@@ -152,8 +154,8 @@ func TestBashNestedCommands(t *testing.T) {
 		{`awk 'BEGIN{system("curl x")}'`, nil},
 	}
 	for _, tt := range tests {
-		reqs := BashRequirements(tt.src, "/ws", "/home/u")
-		if len(reqs) == 0 || reqs[0].Kind != KindCommandExecute || reqs[0].Via != "" {
+		reqs := Requirements(tt.src, "/ws", "/home/u")
+		if len(reqs) == 0 || reqs[0].Kind != tool.KindCommandExecute || reqs[0].Via != "" {
 			t.Errorf("%s: the first requirement is not the command itself: %v", tt.src, reqs)
 			continue
 		}

@@ -1,19 +1,21 @@
-package tool
+package shell
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // show renders requirements one per line, with holes as "?" in the shape.
-func show(reqs []Requirement) string {
+func show(reqs []tool.Requirement) string {
 	var lines []string
 	for _, r := range reqs {
 		s := r.String()
 		if r.Shape != "" {
-			s += " shape=" + strings.ReplaceAll(r.Shape, string(Hole), "?")
+			s += " shape=" + strings.ReplaceAll(r.Shape, string(tool.Hole), "?")
 		}
 		lines = append(lines, s)
 	}
@@ -88,7 +90,7 @@ func TestBashRequirements(t *testing.T) {
 		{"# comment only", nil},
 	}
 	for _, tt := range tests {
-		got := show(BashRequirements(tt.src, "/ws", "/home/u"))
+		got := show(Requirements(tt.src, "/ws", "/home/u"))
 		if want := strings.Join(tt.want, "\n"); got != want {
 			t.Errorf("%q:\n got:\n%s\nwant:\n%s", tt.src, got, want)
 		}
@@ -97,9 +99,9 @@ func TestBashRequirements(t *testing.T) {
 
 func TestBashNoHoleInTargets(t *testing.T) {
 	src := "echo \uFFFF; cat \uFFFF; rm 'a\uFFFFb'"
-	for _, r := range BashRequirements(src, "/ws", "/home/u") {
-		if strings.ContainsRune(r.Target, Hole) {
-			t.Errorf("input text put a Hole in %v", r)
+	for _, r := range Requirements(src, "/ws", "/home/u") {
+		if strings.ContainsRune(r.Target, tool.Hole) {
+			t.Errorf("input text put a tool.Hole in %v", r)
 		}
 		if r.Shape != "" {
 			t.Errorf("literal input gave a shape: %v %q", r, r.Shape)
@@ -123,14 +125,14 @@ func TestPathsResolveSymlinks(t *testing.T) {
 	realSecret, _ := filepath.EvalSymlinks(secret)
 	realWS, _ := filepath.EvalSymlinks(ws)
 	for _, tc := range []struct {
-		call Call
+		call tool.Call
 		want string
 	}{
-		{Call{Tool: "Read", Input: []byte(`{"file_path":"link"}`), Workspace: ws}, realSecret},
-		{Call{Tool: "Bash", Input: []byte(`{"command":"cat link"}`), Workspace: ws}, realSecret},
-		{Call{Tool: "Write", Input: []byte(`{"file_path":"new/file.txt"}`), Workspace: ws}, filepath.Join(realWS, "new/file.txt")},
+		{tool.Call{Tool: "Read", Input: []byte(`{"file_path":"link"}`), Workspace: ws}, realSecret},
+		{tool.Call{Tool: "Bash", Input: []byte(`{"command":"cat link"}`), Workspace: ws}, realSecret},
+		{tool.Call{Tool: "Write", Input: []byte(`{"file_path":"new/file.txt"}`), Workspace: ws}, filepath.Join(realWS, "new/file.txt")},
 	} {
-		reqs, err := Prepare(tc.call)
+		reqs, err := tool.Prepare(tc.call)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,11 @@
-package tool
+package shell
 
 import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // defaultPorts are the ports of the URL schemes network commands use.
@@ -20,14 +22,14 @@ var defaultPorts = map[string]string{
 // form URLTarget gives (NormalizeHost; IPv6 in brackets). A host that
 // fails normalisation is Invalid, which the gate refuses.
 func (w *bashWalker) connect(host, port, via string) {
-	norm, err := NormalizeHost(host)
+	norm, err := tool.NormalizeHost(host)
 	if err != nil {
 		host = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
-		w.add(Requirement{Kind: KindNetworkConnect, Target: net.JoinHostPort(host, port), Via: via,
+		w.add(tool.Requirement{Kind: tool.KindNetworkConnect, Target: net.JoinHostPort(host, port), Via: via,
 			Invalid: "its host is not a valid host name: " + err.Error()})
 		return
 	}
-	w.add(Requirement{Kind: KindNetworkConnect, Target: joinHostPort(norm, port), Via: via})
+	w.add(tool.Requirement{Kind: tool.KindNetworkConnect, Target: net.JoinHostPort(norm, port), Via: via})
 }
 
 // connectUnresolved adds a network.connect requirement for a word whose
@@ -38,8 +40,8 @@ func (w *bashWalker) connectUnresolved(word shWord, via string) {
 	if text == "" {
 		return
 	}
-	r := Requirement{Kind: KindNetworkConnect, Target: text, Via: via, Unresolved: true}
-	if s := word.shape(true); strings.ContainsRune(s, Hole) {
+	r := tool.Requirement{Kind: tool.KindNetworkConnect, Target: text, Via: via, Unresolved: true}
+	if s := word.shape(true); strings.ContainsRune(s, tool.Hole) {
 		r.Shape = s
 	}
 	w.add(r)
@@ -112,7 +114,7 @@ func (w *bashWalker) connectURL(word shWord, defScheme, via string, in dirSet) {
 	scheme, authority, end, ok := urlAuthority(word, defScheme)
 	if ok && scheme == "file" {
 		if authority == "" || strings.EqualFold(authority, "localhost") {
-			w.pathRequirements(KindFilesystemRead, word.slice(end), in, via)
+			w.pathRequirements(tool.KindFilesystemRead, word.slice(end), in, via)
 			return
 		}
 		ok = false
@@ -152,62 +154,4 @@ func (w *bashWalker) connectHostPort(word shWord, defPort, via string) {
 		}
 	}
 	w.connectUnresolved(word, via)
-}
-
-// scpHost reads an scp-style "[user@]host:path" (git, scp, rsync, tar):
-// remote when a ":" comes before any "/". decided is false when the known
-// text ends before that is clear.
-func scpHost(lp string) (host string, remote, decided bool) {
-	if b := strings.IndexByte(lp, '['); b >= 0 && !strings.ContainsAny(lp[:b], ":/") {
-		if e := strings.Index(lp[b:], "]:"); e >= 0 {
-			return lp[b+1 : b+e], true, true
-		}
-	}
-	colon, slash := strings.IndexByte(lp, ':'), strings.IndexByte(lp, '/')
-	switch {
-	case colon >= 0 && (slash < 0 || colon < slash):
-		host = lp[:colon]
-		if i := strings.LastIndexByte(host, '@'); i >= 0 {
-			host = host[i+1:]
-		}
-		return host, host != "", true
-	case slash >= 0:
-		return "", false, true
-	}
-	return "", false, false
-}
-
-// remoteName is the file name curl -O and wget give a download: the last
-// segment of the URL's path. ok is false when the URL has none.
-func remoteName(u shWord, defScheme string, glob bool) (shWord, bool) {
-	_, _, end, ok := urlAuthority(u, defScheme)
-	if !ok {
-		if strings.Contains(u.knownPrefix(), "://") || !u.known() {
-			return shWord{pieces: []piece{{text: u.base().text(), wild: true}}}, true
-		}
-		return shWord{}, false
-	}
-	path := u.slice(end)
-	var kept []piece
-	for _, p := range path.pieces {
-		if !p.expansion && !p.wild {
-			if i := strings.IndexAny(p.text, "?#"); i >= 0 {
-				if p.text = p.text[:i]; p.text != "" {
-					kept = append(kept, p)
-				}
-				break
-			}
-		}
-		kept = append(kept, p)
-	}
-	path = shWord{pieces: kept}
-	if t, lit := path.literal(); lit && (t == "" || strings.HasSuffix(t, "/")) {
-		return shWord{}, false
-	}
-	name := path.base()
-	if text, lit := name.literal(); !lit || glob && strings.ContainsAny(text, "[]{}") {
-		// Only known when it runs, or one of curl's URL globs.
-		return shWord{pieces: []piece{{text: name.text(), wild: true}}}, true
-	}
-	return name, true
 }

@@ -1,8 +1,10 @@
-package tool
+package shell
 
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // fileCommand describes how a common command uses its operands.
@@ -103,11 +105,11 @@ func (w *bashWalker) fileOperands(name string, args []shWord, in dirSet) {
 	for _, op := range operands {
 		switch {
 		case fc.writes:
-			w.pathRequirements(KindFilesystemWrite, op, in, name)
+			w.pathRequirements(tool.KindFilesystemWrite, op, in, name)
 		default:
-			w.pathRequirements(KindFilesystemRead, op, in, name)
+			w.pathRequirements(tool.KindFilesystemRead, op, in, name)
 			if inPlace {
-				w.pathRequirements(KindFilesystemWrite, op, in, name)
+				w.pathRequirements(tool.KindFilesystemWrite, op, in, name)
 			}
 		}
 	}
@@ -135,22 +137,22 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 	}
 	expansion, glob := word.hasExpansion(), word.hasGlob()
 	shape := pathWordShape(word)
-	unresolved := expansion || glob && kind != KindFilesystemRead
+	unresolved := expansion || glob && kind != tool.KindFilesystemRead
 	add := func(target, shape string, unresolved bool) {
-		r := Requirement{Kind: kind, Target: target, Via: via, Unresolved: unresolved}
-		if strings.ContainsRune(shape, Hole) {
+		r := tool.Requirement{Kind: kind, Target: target, Via: via, Unresolved: unresolved}
+		if strings.ContainsRune(shape, tool.Hole) {
 			r.Shape = shape
 		} else if !unresolved {
-			r.Target, r.Names = resolveNames(target)
+			r.Target, r.Names = tool.ResolveNames(target)
 		}
-		if badPathRune(text) {
+		if tool.BadPathRune(text) {
 			r.Invalid = "the path holds a control or invisible character"
 		}
 		w.add(r)
 	}
 	if expansion && hasDotDot(shape) {
 		// "$X/../../etc/passwd": after an expansion, ".." can lead anywhere.
-		shape = string(Hole)
+		shape = string(tool.Hole)
 	}
 	leadingExpansion := len(word.pieces) > 0 && word.pieces[0].expansion
 	if filepath.IsAbs(shape) || leadingExpansion {
@@ -162,7 +164,7 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 		return
 	}
 	if in.unknown {
-		add(filepath.Join("$PWD", text), string(Hole)+"/"+shape, true)
+		add(filepath.Join("$PWD", text), string(tool.Hole)+"/"+shape, true)
 		return
 	}
 	for _, d := range in.list {
@@ -203,7 +205,7 @@ func pathWordShape(word shWord) string {
 	for _, p := range word.pieces {
 		switch {
 		case p.expansion, p.wild:
-			b.WriteRune(Hole)
+			b.WriteRune(tool.Hole)
 		case p.quoted:
 			b.WriteString(p.text)
 		default:
@@ -218,7 +220,7 @@ func writeGlobShape(b *strings.Builder, text string) {
 		c := text[i]
 		switch c {
 		case '*', '?':
-			b.WriteRune(Hole)
+			b.WriteRune(tool.Hole)
 			continue
 		case '[':
 			// "[" starts a bracket expression when a "]" closes it; "]"
@@ -231,13 +233,13 @@ func writeGlobShape(b *strings.Builder, text string) {
 				j++
 			}
 			if k := strings.IndexByte(text[j:], ']'); k >= 0 {
-				b.WriteRune(Hole)
+				b.WriteRune(tool.Hole)
 				i = j + k
 				continue
 			}
 		case '{':
 			if end := braceEnd(text, i); end > 0 {
-				b.WriteRune(Hole)
+				b.WriteRune(tool.Hole)
 				i = end
 				continue
 			}

@@ -1,8 +1,10 @@
-package tool
+package shell
 
 import (
 	"slices"
 	"strings"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // One meaning per spelling. A rule names an action: "Bash(rm -rf:*)" is
@@ -13,36 +15,9 @@ import (
 // canonical form (CommandForm) besides its written text, and rules are put in the same
 // form (rules.ParsePattern) before they are compared.
 
-// CommandForm is a simple command in the form rules compare: the program,
-// the subcommand of a program that has them, the flags as a set, and the
-// rest in order. See docs/RULES.md.
-type CommandForm struct {
-	// Name is the program: a path in a system directory is its last
-	// element ("/usr/bin/git" is "git"); any other path stays as written,
-	// since "./git" is another program (deny and ask rules still compare
-	// its last element).
-	Name string
-	// Words are the subcommand of a program known to have them, after
-	// the global options that do not change which action runs ("git -C
-	// d --no-pager push" has ["push"]), under its canonical name ("git
-	// send-pack" is "push", "npm t" is "test").
-	Words []string
-	// Flags are the options that take no argument, for programs whose
-	// options are known, each once and sorted, under their short name
-	// when they have one ("--recursive" is "-r", "-R" is "-r").
-	Flags []string
-	// Rest is every other word in order (options with their argument
-	// written "-o VALUE", operands), as match text: what is only known at
-	// run time is a Hole.
-	Rest []string
-	// Open: a word where options may be is only known at run time, so
-	// the command may have any flag.
-	Open bool
-}
-
 // CanonicalCommand returns the canonical form of a command written as
 // literal words, as rules use it for their own text.
-func CanonicalCommand(words []string) *CommandForm {
+func CanonicalCommand(words []string) *tool.CommandForm {
 	sws := make([]shWord, len(words))
 	for i, s := range words {
 		sws[i] = literalWord(s)
@@ -56,7 +31,7 @@ var systemBinDirs = []string{"/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr
 
 // canonical returns the canonical form of a command's words, or nil when
 // its program is only known at run time.
-func canonical(words []shWord) *CommandForm {
+func canonical(words []shWord) *tool.CommandForm {
 	if len(words) == 0 {
 		return nil
 	}
@@ -69,7 +44,7 @@ func canonical(words []shWord) *CommandForm {
 			name = rest
 		}
 	}
-	c := &CommandForm{Name: name}
+	c := &tool.CommandForm{Name: name}
 	args := words[1:]
 	prog := name[strings.LastIndexByte(name, '/')+1:]
 	spec, known := canonSpecs[prog]
@@ -157,30 +132,9 @@ func init() {
 	canonSpecs["chgrp"] = canonSpecs["chown"]
 }
 
-// gitCanonSpecs are the options of the git subcommands that rules
-// commonly name.
-var gitCanonSpecs = map[string]canonSpec{
-	"push": {values: "o", long: []string{"repo", "receive-pack", "exec", "push-option"}, alias: map[string]string{
-		"--force": "-f", "--set-upstream": "-u", "--dry-run": "-n", "--verbose": "-v", "--quiet": "-q",
-		"--delete": "-d", "--push-option": "-o", "--ipv4": "-4", "--ipv6": "-6"},
-		flags: []string{"all", "mirror", "tags", "follow-tags", "atomic", "no-verify", "verify", "porcelain", "prune", "force-with-lease", "branches"}},
-	"clean": {values: "e", long: []string{"exclude"}, alias: map[string]string{"--force": "-f", "--dry-run": "-n",
-		"--quiet": "-q", "--interactive": "-i", "--exclude": "-e"}},
-	"commit": {values: "mCcFt", long: []string{"message", "file", "author", "date", "template", "reuse-message",
-		"reedit-message", "fixup", "squash", "cleanup", "trailer", "pathspec-from-file"}, alias: map[string]string{
-		"--all": "-a", "--message": "-m", "--no-verify": "-n", "--signoff": "-s", "--quiet": "-q", "--verbose": "-v",
-		"--file": "-F", "--reuse-message": "-C", "--reedit-message": "-c", "--template": "-t", "--edit": "-e"},
-		flags: []string{"amend", "allow-empty", "no-edit", "dry-run"}},
-	"branch": {values: "", alias: map[string]string{"-D": "-d -f", "-M": "-m -f", "-C": "-c -f", "--delete": "-d",
-		"--force": "-f", "--move": "-m", "--copy": "-c", "--all": "-a", "--remotes": "-r", "--verbose": "-v",
-		"--list": "-l"}},
-	"reset":    {long: []string{"pathspec-from-file"}, flags: []string{"hard", "soft", "mixed", "merge", "keep"}},
-	"checkout": {values: "bB", alias: map[string]string{"--force": "-f", "--quiet": "-q"}},
-}
-
 // split parses args into flags and the rest. It fails on an option with
 // a blank in it ("-'0 0'"), which rule text could not name.
-func (s canonSpec) split(c *CommandForm, args []shWord) bool {
+func (s canonSpec) split(c *tool.CommandForm, args []shWord) bool {
 	var flags []string
 	endOpts := false
 	for i := 0; i < len(args); i++ {
@@ -291,66 +245,4 @@ func (s canonSpec) resolveLong(name string) string {
 		return name
 	}
 	return found
-}
-
-// gitCanonAliases are git subcommands that are other spellings of one
-// action.
-var gitCanonAliases = map[string]string{"send-pack": "push", "http-push": "push", "fetch-pack": "fetch"}
-
-// gitCanonSubcommand returns the words after git's subcommand and the
-// subcommand ("" when it is not known), skipping the global options:
-// they choose the repository, the pager and the like, not the action.
-// (Those that make git run another program are commands of their own:
-// see gitPrograms.)
-func gitCanonSubcommand(args []shWord) ([]shWord, string) {
-	for i := 0; i < len(args); i++ {
-		a, lit := args[i].literal()
-		switch {
-		case !lit:
-			return args, ""
-		case a == "-C" || gitGlobalArgs[a]:
-			i++
-		case !strings.HasPrefix(a, "-"):
-			if to, ok := gitCanonAliases[a]; ok {
-				a = to
-			}
-			return args[i+1:], a
-		}
-	}
-	return args, ""
-}
-
-// npmCanonAliases are npm's abbreviations of its commands.
-var npmCanonAliases = map[string]string{"t": "test", "tst": "test", "run-script": "run", "rum": "run", "urn": "run",
-	"i": "install", "in": "install", "ins": "install", "inst": "install", "insta": "install", "instal": "install",
-	"isnt": "install", "isnta": "install", "isntal": "install", "isntall": "install", "add": "install",
-	"x": "exec", "un": "uninstall", "remove": "uninstall", "rm": "uninstall", "r": "uninstall", "unlink": "uninstall",
-	"ci": "ci", "clean-install": "ci", "ic": "ci", "install-clean": "ci", "isntall-clean": "ci",
-	"it": "install-test", "cit": "install-ci-test", "rb": "rebuild", "s": "search", "se": "search",
-	"find": "search", "c": "config", "ln": "link", "ls": "ls", "la": "ls", "ll": "ls", "list": "ls"}
-
-// npmValueOptions are npm's options before the command that take the
-// next word as their value.
-var npmValueOptions = map[string]bool{"-w": true, "--workspace": true, "--prefix": true, "-C": true,
-	"--registry": true, "--cache": true, "--userconfig": true, "--globalconfig": true, "--loglevel": true,
-	"--script-shell": true, "--shell": true, "--tag": true, "-p": true, "--package": true, "--call": true, "-c": true}
-
-// npmCanonSubcommand returns npm's command (under its full name) and the
-// other words in order: npm reads options anywhere.
-func npmCanonSubcommand(args []shWord) ([]shWord, string) {
-	for i := 0; i < len(args); i++ {
-		a, lit := args[i].literal()
-		switch {
-		case !lit:
-			return args, ""
-		case npmValueOptions[a]:
-			i++
-		case !strings.HasPrefix(a, "-"):
-			if to, ok := npmCanonAliases[a]; ok {
-				a = to
-			}
-			return append(slices.Clip(args[:i]), args[i+1:]...), a
-		}
-	}
-	return args, ""
 }

@@ -1,8 +1,10 @@
-package tool
+package shell
 
 import (
 	"slices"
 	"strings"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // curlSpec: curl's options that take an argument. curl wants long options
@@ -83,7 +85,7 @@ func curlOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 			file, ok = shWord{pieces: []piece{{text: "{name from the server}", wild: true}}}, true
 		}
 		if ok {
-			w.pathRequirements(KindFilesystemWrite, inDir(file), in, name)
+			w.pathRequirements(tool.KindFilesystemWrite, inDir(file), in, name)
 		}
 	}
 	for _, o := range outs {
@@ -97,7 +99,7 @@ func curlOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 				file = replacePieces(file, ref, []piece{{text: ref, expansion: true}})
 			}
 		}
-		w.pathRequirements(KindFilesystemWrite, inDir(file), in, name)
+		w.pathRequirements(tool.KindFilesystemWrite, inDir(file), in, name)
 	}
 	for _, a := range parsed {
 		if !a.hasValue {
@@ -111,12 +113,12 @@ func curlOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 			w.connectOverride(a.opt, v, name)
 		case "-T", "--upload-file":
 			if t, _ := v.literal(); t != "." {
-				w.pathRequirements(KindFilesystemRead, v, in, name)
+				w.pathRequirements(tool.KindFilesystemRead, v, in, name)
 			}
 		case "-d", "--data", "--data-binary", "--data-ascii", "--json", "--data-urlencode":
 			at := strings.IndexByte(lp, '@')
 			if at == 0 || a.opt == "--data-urlencode" && at > 0 && !strings.Contains(lp[:at], "=") {
-				w.pathRequirements(KindFilesystemRead, v.slice(at+1), in, name)
+				w.pathRequirements(tool.KindFilesystemRead, v.slice(at+1), in, name)
 			}
 		case "-F", "--form":
 			if _, val, ok := strings.Cut(lp, "="); ok && (strings.HasPrefix(val, "@") || strings.HasPrefix(val, "<")) {
@@ -124,19 +126,19 @@ func curlOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 				if t, lit := file.literal(); lit {
 					file = literalWord(strings.SplitN(t, ";", 2)[0])
 				}
-				w.pathRequirements(KindFilesystemRead, file, in, name)
+				w.pathRequirements(tool.KindFilesystemRead, file, in, name)
 			}
 		case "-b", "--cookie":
 			if v.known() && !strings.Contains(lp, "=") {
-				w.pathRequirements(KindFilesystemRead, v, in, name)
+				w.pathRequirements(tool.KindFilesystemRead, v, in, name)
 			}
 		case "-K", "--config":
-			w.pathRequirements(KindFilesystemRead, v, in, name)
+			w.pathRequirements(tool.KindFilesystemRead, v, in, name)
 			w.connectUnresolved(unknownHosts("URLs in "+v.text()), name)
 		case "-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr",
 			"--libcurl", "--etag-save", "--hsts", "--alt-svc", "--unix-socket":
 			// Connecting to a unix socket needs write access to it.
-			w.pathRequirements(KindFilesystemWrite, v, in, name)
+			w.pathRequirements(tool.KindFilesystemWrite, v, in, name)
 		}
 	}
 }
@@ -246,27 +248,120 @@ func wgetOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 		if has(parsed, "--content-disposition", "--trust-server-names") {
 			file = shWord{pieces: []piece{{text: "{name from the server}", wild: true}}}
 		}
-		w.pathRequirements(KindFilesystemWrite, joinWords(dir, file), in, name)
+		w.pathRequirements(tool.KindFilesystemWrite, joinWords(dir, file), in, name)
 	}
 	if recursive && !spider {
-		w.pathRequirements(KindFilesystemWrite, dir, in, name)
+		w.pathRequirements(tool.KindFilesystemWrite, dir, in, name)
 		if has(parsed, "-H", "--span-hosts") {
 			w.connectUnresolved(unknownHosts("hosts the pages link to"), name)
 		}
 	}
 	for _, f := range values(parsed, "-O", "--output-document", "-o", "--output-file", "-a",
 		"--append-output", "--save-cookies", "--hsts-file", "--rejected-log") {
-		w.pathRequirements(KindFilesystemWrite, f, in, name)
+		w.pathRequirements(tool.KindFilesystemWrite, f, in, name)
 	}
 	for _, f := range values(parsed, "--post-file", "--body-file", "--load-cookies") {
-		w.pathRequirements(KindFilesystemRead, f, in, name)
+		w.pathRequirements(tool.KindFilesystemRead, f, in, name)
 	}
 	for _, f := range values(parsed, "-i", "--input-file") {
 		if strings.Contains(f.knownPrefix(), "://") {
 			w.connectURL(f, "http", name, in)
 		} else {
-			w.pathRequirements(KindFilesystemRead, f, in, name)
+			w.pathRequirements(tool.KindFilesystemRead, f, in, name)
 		}
 		w.connectUnresolved(unknownHosts("URLs in "+f.text()), name)
+	}
+}
+
+// ncPrograms: traditional netcat runs -e PROGRAM and -c COMMAND (through
+// /bin/sh); ncat runs -e/--exec COMMAND (split into words), -c/--sh-exec
+// COMMAND (through /bin/sh) and --lua-exec FILE. OpenBSD's nc reads -c as
+// a flag, but which nc runs is not known, so the word after -c counts as
+// a command too.
+func (w *bashWalker) ncPrograms(name string, args []shWord, parsed []arg, in dirSet) {
+	if name == "ncat" {
+		for _, a := range parsed {
+			switch a.opt {
+			case "-e", "--exec", "-c", "--sh-exec":
+				w.runLater(program{word: a.value, shell: true, via: name + " " + a.opt}, in)
+			case "--lua-exec":
+				w.runLater(program{word: a.value, via: name + " " + a.opt}, in)
+			}
+		}
+		return
+	}
+	for _, e := range values(parsed, "-e") {
+		w.runLater(program{word: e, via: name + " -e"}, in)
+	}
+	spec := ncSpecs[name]
+	spec.short += "c"
+	for _, c := range values(spec.parse(args), "-c") {
+		w.runLater(program{word: c, shell: true, via: name + " -c"}, in)
+	}
+}
+
+var ncSpecs = map[string]optSpec{
+	"nc":     {short: "IiMmOPpqsTVwXxe", exact: true},
+	"netcat": {short: "IiMmOPpqsTVwXxe", exact: true},
+	"ncat": {short: "ceGgmdoxispw", exact: true, long: []string{"exec", "sh-exec", "lua-exec", "proxy",
+		"proxy-type", "proxy-auth", "proxy-dns", "source", "source-port", "wait", "idle-timeout",
+		"output", "hex-dump", "max-conns", "allow", "allowfile", "deny", "denyfile", "ssl-cert",
+		"ssl-key", "ssl-trustfile", "ssl-ciphers", "ssl-servername", "ssl-alpn", "delay"}},
+}
+
+// ncOperands: nc HOST PORT... connects to each port (ncat's default is
+// 31337), and to a proxy (-x for nc, --proxy for ncat); -U connects to a
+// unix socket, which needs write access to it; -l listens.
+func ncOperands(w *bashWalker, name string, args []shWord, in dirSet) {
+	parsed := ncSpecs[name].parse(args)
+	ops := operands(parsed)
+	w.ncPrograms(name, args, parsed, in)
+	if name == "ncat" {
+		for _, f := range values(parsed, "-o", "--output", "-x", "--hex-dump") {
+			w.pathRequirements(tool.KindFilesystemWrite, f, in, name)
+		}
+		for _, p := range values(parsed, "--proxy") {
+			port := "3128"
+			for _, t := range values(parsed, "--proxy-type") {
+				if s, _ := t.literal(); strings.HasPrefix(s, "socks") {
+					port = "1080"
+				}
+			}
+			w.connectHostPort(p, port, name)
+		}
+	} else {
+		for _, p := range values(parsed, "-x") {
+			port := "1080"
+			for _, t := range values(parsed, "-X") {
+				if s, _ := t.literal(); s == "connect" {
+					port = "3128"
+				}
+			}
+			w.connectHostPort(p, port, name)
+		}
+	}
+	if has(parsed, "-U", "--unixsock") {
+		if len(ops) > 0 {
+			w.pathRequirements(tool.KindFilesystemWrite, ops[0], in, name)
+		}
+		return
+	}
+	if has(parsed, "-l", "--listen") || len(ops) == 0 {
+		return
+	}
+	ports := ops[1:]
+	if len(ports) == 0 && !ops[0].known() {
+		w.connectUnresolved(ops[0], name) // host and port may both be in it
+		return
+	}
+	if len(ports) == 0 && name == "ncat" {
+		ports = []shWord{literalWord("31337")}
+	}
+	for _, p := range ports {
+		hp := shWord{pieces: append(append(append([]piece(nil), ops[0].pieces...), piece{text: ":", quoted: true}), p.pieces...)}
+		if h, _ := ops[0].literal(); strings.Contains(h, ":") && p.known() {
+			hp = literalWord(net2(h, p.text()))
+		}
+		w.connectHostPort(hp, "", name)
 	}
 }

@@ -1,18 +1,20 @@
-package tool
+package shell
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // canonText renders a command's canonical form as "NAME WORDS | FLAGS |
 // REST", with "open" when a word may hold any flag.
-func canonText(c *CommandForm) string {
+func canonText(c *tool.CommandForm) string {
 	if c == nil {
 		return "<nil>"
 	}
 	s := strings.Join(append([]string{c.Name}, c.Words...), " ") + " | " + strings.Join(c.Flags, " ") +
-		" | " + strings.ReplaceAll(strings.Join(c.Rest, " "), string(Hole), "?")
+		" | " + strings.ReplaceAll(strings.Join(c.Rest, " "), string(tool.Hole), "?")
 	if c.Open {
 		s += " (open)"
 	}
@@ -56,8 +58,8 @@ func TestCanonicalForm(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got string
-		for _, r := range BashRequirements(tt.src, "/ws", "/home/u") {
-			if r.Kind == KindCommandExecute && r.Via == "" {
+		for _, r := range Requirements(tt.src, "/ws", "/home/u") {
+			if r.Kind == tool.KindCommandExecute && r.Via == "" {
 				got = canonText(r.Canon)
 				break
 			}

@@ -1,17 +1,19 @@
-package tool
+package shell
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // effects renders the requirements of src other than command.execute.
 func effects(src, dir string) string {
 	var lines []string
-	for _, line := range strings.Split(show(BashRequirements(src, dir, "/home/u")), "\n") {
-		if line != "" && !strings.HasPrefix(line, KindCommandExecute+" ") {
+	for _, line := range strings.Split(show(Requirements(src, dir, "/home/u")), "\n") {
+		if line != "" && !strings.HasPrefix(line, tool.KindCommandExecute+" ") {
 			lines = append(lines, line)
 		}
 	}

@@ -1,10 +1,12 @@
-package tool
+package shell
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // FuzzBashRequirements: any input gives requirements without panicking;
@@ -29,8 +31,8 @@ func FuzzBashRequirements(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		tm := time.AfterFunc(5*time.Second, func() { panic(fmt.Sprintf("SLOW %q", src)) })
 		defer tm.Stop()
-		reqs := BashRequirements(src, "/ws", "/home/u")
-		again := BashRequirements(src, "/ws", "/home/u")
+		reqs := Requirements(src, "/ws", "/home/u")
+		again := Requirements(src, "/ws", "/home/u")
 		if show(reqs) != show(again) {
 			t.Fatalf("not deterministic for %q", src)
 		}
@@ -38,16 +40,16 @@ func FuzzBashRequirements(f *testing.F) {
 			if r.Kind == "" {
 				t.Fatalf("empty kind for %q", src)
 			}
-			if strings.ContainsRune(r.Target, Hole) {
-				t.Fatalf("Hole in target %v for %q", r, src)
+			if strings.ContainsRune(r.Target, tool.Hole) {
+				t.Fatalf("tool.Hole in target %v for %q", r, src)
 			}
-			if r.Shape != "" && !strings.ContainsRune(r.Shape, Hole) {
-				t.Fatalf("shape without a Hole %q for %q", r.Shape, src)
+			if r.Shape != "" && !strings.ContainsRune(r.Shape, tool.Hole) {
+				t.Fatalf("shape without a tool.Hole %q for %q", r.Shape, src)
 			}
-			if r.Unparsed && r.Kind != KindCommandExecute {
+			if r.Unparsed && r.Kind != tool.KindCommandExecute {
 				t.Fatalf("unparsed %v", r)
 			}
-			if r.Kind == KindCommandExecute && !r.Unparsed && strings.Join(r.Argv, " ") != r.Target &&
+			if r.Kind == tool.KindCommandExecute && !r.Unparsed && strings.Join(r.Argv, " ") != r.Target &&
 				!strings.HasSuffix(r.Target, " "+strings.Join(r.Argv, " ")) {
 				t.Fatalf("argv %q does not end target %q", r.Argv, r.Target)
 			}
