@@ -82,6 +82,7 @@ func gitOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 		return
 	}
 	sub, _ := args[i].literal()
+	w.gitOutputs(sub, args[i+1:], in)
 	switch sub {
 	case "clone":
 		parsed := gitCloneSpec.parse(args[i+1:])

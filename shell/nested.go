@@ -97,6 +97,7 @@ var optionCommands = map[string]func(w *bashWalker, name string, args []shWord, 
 	"parallel": parallelPrograms,
 	"env":      envPrograms, "sudo": envPrograms, "doas": envPrograms, "export": envPrograms,
 	"declare": envPrograms, "typeset": envPrograms, "local": envPrograms, "readonly": envPrograms,
+	"go": goPrograms, "make": makePrograms, "gmake": makePrograms, "man": manPrograms,
 	"npm": npmPrograms, "npx": npmPrograms, "pnpm": npmPrograms, "yarn": npmPrograms, "bunx": npmPrograms,
 }
 

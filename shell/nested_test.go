@@ -148,7 +148,7 @@ func TestBashNestedCommands(t *testing.T) {
 		{`sed --expression='$e rm -rf /' f`, []string{"filesystem.read /ws/f (via sed)", "command.execute rm -rf / (via sed e)",
 			"filesystem.write / (via rm)"}},
 		{`sed --sandbox 's/a/b/e' f`, []string{"filesystem.read /ws/f (via sed)"}},
-		{`sed -i 's/a/b/w out.txt' f`, []string{"filesystem.read /ws/f (via sed)", "filesystem.write /ws/f (via sed)"}},
+		{`sed -i 's/a/b/w out.txt' f`, []string{"filesystem.read /ws/f (via sed)", "filesystem.write /ws/f (via sed)", "filesystem.write /ws/out.txt (via sed w)"}},
 		{`sed 's/a/b/q' f`, []string{"filesystem.read /ws/f (via sed)", "command.execute s/a/b/q (unparsed, via sed)"}},
 		// Interpreters' own languages are theirs: the command is the run.
 		{`awk 'BEGIN{system("curl x")}'`, nil},
@@ -174,17 +174,17 @@ func TestSedExecs(t *testing.T) {
 		`\%regex%d`, `s/[a-z]*/(&)/`, `1!G;h;$!d`, `/^#/!s/foo/bar/`, `s/ *$//`, `$!N`, `s/a/b/gI`,
 		`1,3{/x/!d;}`, `/foo/a bar`, `:top;s/aa/a/;ttop`, `b end; :end`, `/x/c\changed`, `s/.*/"&"/`,
 		`s|/usr|/opt|g`, `v 4.2`, `T x`, `s/#.*//`, `#n`, `s/a/b/w /dev/stdout`, `$ a e x`} {
-		if cmds, ok := sedExecs(s); !ok || len(cmds) > 0 {
-			t.Errorf("%q: commands %q, ok %v; want none, true", s, cmds, ok)
+		if sc, ok := sedExecs(s); !ok || len(sc.cmds) > 0 {
+			t.Errorf("%q: commands %q, ok %v; want none, true", s, sc.cmds, ok)
 		}
 	}
 	for s, want := range map[string]string{
 		"1 e echo hi": "echo hi", "e": "", "s/a/b/ge": "", "/x/e date": "date", "/x/{\ne  ls -l\n}": "ls -l",
 		"y/a/b/;e id": "id", "s/a/b/w f\ne x": "x",
 	} {
-		cmds, ok := sedExecs(s)
-		if !ok || len(cmds) == 0 || cmds[len(cmds)-1] != want {
-			t.Errorf("%q: commands %q, ok %v; want %q", s, cmds, ok, want)
+		sc, ok := sedExecs(s)
+		if !ok || len(sc.cmds) == 0 || sc.cmds[len(sc.cmds)-1] != want {
+			t.Errorf("%q: commands %q, ok %v; want %q", s, sc.cmds, ok, want)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package shell
 import (
 	"slices"
 	"strings"
+
+	"github.com/airlockhq/airlock/tool"
 )
 
 // npmProgramOptions are npm's options whose value is a program npm runs
@@ -15,7 +17,9 @@ var npmProgramOptions = map[string]bool{"--script-shell": false, "--shell": fals
 // --userconfig or --globalconfig file may set any of those. An allowed
 // "npm test" with one of them is not only "npm test".
 func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
+	w.npmConfigWrite(name, args, in)
 	exec := name == "npx" || name == "bunx"
+	commandSeen := false
 	var command []shWord
 	for i := 0; i < len(args); i++ {
 		a, lit := args[i].literal()
@@ -52,6 +56,10 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 			continue
 		}
 		if !exec {
+			if commandSeen {
+				continue // an operand of another command ("npm config set x y")
+			}
+			commandSeen = true
 			if sub := npmCanonAliases[a]; sub == "exec" || a == "exec" || a == "dlx" && name != "npm" {
 				exec = true
 				continue
@@ -103,4 +111,69 @@ func npmCanonSubcommand(args []shWord) ([]shWord, string) {
 		}
 	}
 	return args, ""
+}
+
+// npmConfigWrite: "npm config set|delete|edit|fix" and "npm set" write
+// npm's configuration: ~/.npmrc (or the --userconfig file), the
+// project's .npmrc with --location=project, the global npmrc under npm's
+// prefix with --global or --location=global. A value there can make
+// every later npm command run a program (script-shell, git, editor),
+// so it is a write the profile and the Write rules decide.
+func (w *bashWalker) npmConfigWrite(name string, args []shWord, in dirSet) {
+	if name != "npm" {
+		return
+	}
+	rest, sub := npmCanonSubcommand(args)
+	verb := ""
+	var words []shWord
+	for _, a := range rest {
+		if t, lit := a.literal(); !lit || !strings.HasPrefix(t, "-") {
+			words = append(words, a)
+		}
+	}
+	switch sub {
+	case "set":
+		verb = "set"
+	case "config":
+		if len(words) > 0 {
+			verb, _ = words[0].literal()
+		}
+	}
+	switch verb {
+	case "set", "delete", "edit", "fix", "rm", "del":
+	default:
+		return
+	}
+	location := "user"
+	file := literalWord(w.home + "/.npmrc")
+	for i := 0; i < len(args); i++ {
+		a, lit := args[i].literal()
+		if !lit {
+			continue
+		}
+		opt, val, eq := strings.Cut(a, "=")
+		if !eq && (opt == "--location" || opt == "-L" || opt == "--userconfig") && i+1 < len(args) {
+			i++
+			val, _ = args[i].literal()
+		}
+		switch {
+		case opt == "--global" || opt == "-g":
+			location = "global"
+		case opt == "--location" || opt == "-L":
+			location = val
+		case opt == "--userconfig":
+			file = args[i]
+			if eq {
+				file = args[i].slice(len(opt) + 1)
+			}
+		}
+	}
+	switch location {
+	case "project":
+		file = literalWord(".npmrc")
+	case "global":
+		// Under npm's prefix, which only npm knows.
+		file = shWord{pieces: []piece{{text: "$(npm prefix -g)", expansion: true}, {text: "/etc/npmrc"}}}
+	}
+	w.pathRequirements(tool.KindFilesystemWrite, file, in, name+" config "+verb)
 }

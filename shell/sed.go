@@ -8,7 +8,8 @@ import (
 
 // sedPrograms: GNU sed's "e COMMAND" runs COMMAND through the shell, and
 // "e" alone and the s command's e flag run the pattern space, which comes
-// from the input. --sandbox refuses both. A script sed would read from a
+// from the input; "r FILE" and "R FILE" read FILE, "w FILE", "W FILE" and
+// the s command's w flag write it. --sandbox refuses all of them. A script sed would read from a
 // file (-f) is not seen, as an awk or perl program is not; a script with
 // an expansion is as dynamic as the command's own words.
 func sedPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
@@ -93,7 +94,7 @@ func sedPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 	if len(scripts) == 0 {
 		return
 	}
-	cmds, ok := sedExecs(strings.Join(scripts, "\n"))
+	sc, ok := sedExecs(strings.Join(scripts, "\n"))
 	if !ok {
 		// sed reads it otherwise than this does, or refuses it: either
 		// way what it runs is not known.
@@ -101,7 +102,16 @@ func sedPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 			Unparsed: true, Via: name})
 		return
 	}
-	for _, c := range cmds {
+	// The files of r and w are read and written as if redirected; sed
+	// names its standard streams /dev/stdin, /dev/stdout and /dev/stderr
+	// (pseudoFiles).
+	for _, f := range sc.reads {
+		w.pathRequirements(tool.KindFilesystemRead, literalWord(f), in, name+" r")
+	}
+	for _, f := range sc.writes {
+		w.pathRequirements(tool.KindFilesystemWrite, literalWord(f), in, name+" w")
+	}
+	for _, c := range sc.cmds {
 		if c == "" {
 			w.runsUnknown("{sed pattern space}", name+" e")
 			continue
@@ -110,10 +120,19 @@ func sedPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 	}
 }
 
-// sedExecs returns the commands a GNU sed script runs: the text of each
-// "e COMMAND", and "" for "e" alone or the s command's e flag. ok is false
-// when the script is not one this reader understands.
-func sedExecs(s string) (cmds []string, ok bool) {
+// sedScript is what a GNU sed script does beyond editing its input.
+type sedScript struct {
+	// cmds are the commands it runs: the text of each "e COMMAND", and
+	// "" for "e" alone or the s command's e flag.
+	cmds []string
+	// reads are the files of its r and R commands; writes those of its w
+	// and W commands and of the s command's w flag.
+	reads, writes []string
+}
+
+// sedExecs reads a GNU sed script. ok is false when the script is not
+// one this reader understands.
+func sedExecs(s string) (sc sedScript, ok bool) {
 	i := 0
 	// toEnd returns the rest of the line (a, i, c, r, w, e take it all).
 	toEnd := func() string {
@@ -130,6 +149,16 @@ func sedExecs(s string) (cmds []string, ok bool) {
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 			i++
 		}
+	}
+	// fileName is the rest of the line after blanks, as sed reads the
+	// file of r, R, w, W and the w flag (a ";" is part of the name).
+	fileName := func() string {
+		skipBlanks()
+		start := i
+		for i < len(s) && s[i] != '\n' {
+			i++
+		}
+		return s[start:i]
 	}
 	// delimited reads text up to an unescaped delim; i is after it.
 	delimited := func(delim byte) bool {
@@ -187,17 +216,17 @@ func sedExecs(s string) (cmds []string, ok bool) {
 			i++
 		}
 		if i >= len(s) {
-			return cmds, true
+			return sc, true
 		}
 		if !address() {
-			return nil, false
+			return sedScript{}, false
 		}
 		skipBlanks()
 		if i < len(s) && s[i] == ',' {
 			i++
 			skipBlanks()
 			if !address() {
-				return nil, false
+				return sedScript{}, false
 			}
 			skipBlanks()
 		}
@@ -205,29 +234,33 @@ func sedExecs(s string) (cmds []string, ok bool) {
 			i++
 		}
 		if i >= len(s) {
-			return nil, false
+			return sedScript{}, false
 		}
 		c := s[i]
 		i++
 		switch c {
 		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
-		case '#', 'a', 'i', 'c', 'r', 'R', 'w', 'W':
+		case '#', 'a', 'i', 'c':
 			toEnd()
+		case 'r', 'R':
+			sc.reads = append(sc.reads, fileName())
+		case 'w', 'W':
+			sc.writes = append(sc.writes, fileName())
 		case ':', 'b', 't', 'T', 'v', 'l', 'L', 'q', 'Q':
 			for i < len(s) && s[i] != '\n' && s[i] != ';' && (c == ':' || s[i] != '}') {
 				i++
 			}
 		case 'e':
-			cmds = append(cmds, strings.TrimSpace(toEnd()))
+			sc.cmds = append(sc.cmds, strings.TrimSpace(toEnd()))
 		case 'y', 's':
 			if i >= len(s) || s[i] == '\n' || s[i] == '\\' {
-				return nil, false
+				return sedScript{}, false
 			}
 			delim := s[i]
 			i++
 			for part := 0; part < 2; part++ { // the pattern and the replacement
 				if !delimited(delim) {
-					return nil, false
+					return sedScript{}, false
 				}
 			}
 			if c == 'y' {
@@ -236,18 +269,18 @@ func sedExecs(s string) (cmds []string, ok bool) {
 			for i < len(s) && strings.IndexByte("\n;}# \t", s[i]) < 0 {
 				switch f := s[i]; {
 				case f == 'e':
-					cmds = append(cmds, "")
+					sc.cmds = append(sc.cmds, "")
 				case f == 'w':
 					i++
-					toEnd()
+					sc.writes = append(sc.writes, fileName())
 					continue
 				case strings.IndexByte("gpiImM0123456789", f) < 0:
-					return nil, false
+					return sedScript{}, false
 				}
 				i++
 			}
 		default:
-			return nil, false
+			return sedScript{}, false
 		}
 	}
 }

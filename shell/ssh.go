@@ -312,6 +312,21 @@ func scpOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 		// rsync splits the remote shell's command line into words itself.
 		w.runLater(program{word: e, shell: true, via: name + " -e"}, in)
 	}
+	if name == "rsync" {
+		// --rsync-path is a command line the remote shell runs; the
+		// batch and log files are written or read here, as a
+		// redirection would.
+		for _, p := range values(parsed, "--rsync-path") {
+			w.runLater(program{word: p, shell: true, via: name + " --rsync-path"}, in)
+		}
+		for _, f := range values(parsed, "--log-file", "--write-batch", "--only-write-batch") {
+			w.pathRequirements(tool.KindFilesystemWrite, f, in, name)
+		}
+		for _, f := range values(parsed, "--read-batch", "--files-from", "--exclude-from", "--include-from",
+			"--password-file", "--early-input") {
+			w.pathRequirements(tool.KindFilesystemRead, f, in, name)
+		}
+	}
 	if name == "scp" {
 		for _, s := range values(parsed, "-S") {
 			w.runLater(program{word: s, via: name + " -S"}, in)

@@ -149,3 +149,17 @@ func (w *bashWalker) treeRead(word shWord, in dirSet, via string) {
 		}
 	}
 }
+
+// treeWrite adds a Tree write of the directory a word names (a directory
+// a command fills with files it names itself).
+func (w *bashWalker) treeWrite(word shWord, in dirSet, via string) {
+	saved := w.reqs
+	w.reqs = nil
+	w.pathRequirements(tool.KindFilesystemWrite, word, in, via)
+	fresh := w.reqs
+	w.reqs = saved
+	for _, r := range fresh {
+		r.Tree = true
+		w.add(r)
+	}
+}
