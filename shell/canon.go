@@ -46,6 +46,15 @@ func canonical(words []shWord) *tool.CommandForm {
 	}
 	c := &tool.CommandForm{Name: name}
 	args := words[1:]
+	if name == "[" {
+		// "[ EXPR ]" is test EXPR: a rule for test decides it.
+		c.Name = "test"
+		if n := len(args); n > 0 {
+			if t, _ := args[n-1].literal(); t == "]" {
+				args = args[:n-1]
+			}
+		}
+	}
 	prog := name[strings.LastIndexByte(name, '/')+1:]
 	spec, known := canonSpecs[prog]
 	switch prog {

@@ -52,7 +52,7 @@ func TestCanonicalForm(t *testing.T) {
 		{"make -j4", "make |  | -j4"},
 		{"$x -rf", "<nil>"},
 		{"r* -rf", "<nil>"},
-		{"[ -f x ]", "[ |  | -f x ]"},
+		{"[ -f x ]", "test |  | -f x"},
 		{"rm -* x", "rm |  | -? x (open)"},
 		{"'rm -rf' x", "<nil>"},
 	}

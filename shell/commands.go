@@ -75,7 +75,11 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 	if hole {
 		r.Shape = shape.String()
 	}
-	w.add(r)
+	// Ordinary shell state (builtins.go): the assignments, the cd, the
+	// export are no command a rule must allow.
+	if len(assigns) > 0 && !inertAssignments(assigns) || len(assigns) == 0 && !inertBuiltin(shown) {
+		w.add(r)
+	}
 	if len(assigns) > 0 {
 		for _, a := range assigns {
 			w.assignment(a, in) // "GIT_SSH_COMMAND=cmd git fetch" runs cmd

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/airlockhq/airlock/tool"
@@ -135,6 +136,16 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 		(strings.HasPrefix(text, "<(") || strings.HasPrefix(text, ">(")) {
 		return // a process substitution: a pipe, walked as its own commands
 	}
+	if !in.unknown && !w.pwdShadowed && len(word.pieces) > 0 && isPwd(word.pieces[0]) &&
+		!slices.ContainsFunc(in.list, func(d string) bool { return strings.ContainsAny(d, " \t\n*?[") }) {
+		// (A directory a split or a glob could change is left unknown.)
+		// "$(pwd)/x" is the directory the command runs in.
+		for _, d := range in.list {
+			known := shWord{pieces: append([]piece{{text: d, quoted: true}}, word.pieces[1:]...)}
+			w.pathRequirements(kind, known, dirSet{list: []string{d}}, via)
+		}
+		return
+	}
 	expansion, glob := word.hasExpansion(), word.hasGlob()
 	shape := pathWordShape(word)
 	unresolved := expansion || glob && kind != tool.KindFilesystemRead
@@ -267,4 +278,18 @@ func braceEnd(text string, i int) int {
 		}
 	}
 	return 0
+}
+
+// isPwd reports whether a piece is "$(pwd)" or "`pwd`": the working
+// directory, unless the script defines a function named pwd
+// (bashWalker.pwdShadowed).
+func isPwd(p piece) bool {
+	if !p.expansion {
+		return false
+	}
+	switch strings.Join(strings.Fields(p.text), " ") {
+	case "$(pwd)", "`pwd`", "$(pwd -L)", "$(builtin pwd)":
+		return true
+	}
+	return false
 }

@@ -85,6 +85,9 @@ type bashWalker struct {
 	// data is what the call assigns to variables and where it evaluates
 	// their values as code (data.go).
 	data dataFlow
+	// pwdShadowed: some script of the call defines a function or alias
+	// named pwd, so "$(pwd)" is not the working directory.
+	pwdShadowed bool
 }
 
 func (w *bashWalker) add(r tool.Requirement) {
@@ -112,6 +115,15 @@ func (w *bashWalker) script(src string, in dirSet, via string) flow {
 	if err != nil {
 		w.unparsed(src, via)
 		return same(dirSet{unknown: true})
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil && fd.Name.Value == "pwd" {
+			w.pwdShadowed = true
+		}
+		return !w.pwdShadowed
+	})
+	if strings.Contains(src, "alias") && strings.Contains(src, "pwd") {
+		w.pwdShadowed = true
 	}
 	saved := w.src
 	w.src = src
