@@ -94,6 +94,14 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 	if !ok {
 		return
 	}
+	if words[0].hasGlob() {
+		// "/usr/bin/cur?", "/usr/*/curl": bash runs what the pattern
+		// matches; each match is decided as if written.
+		for _, m := range globProgram(name, in) {
+			w.emit(append([]shWord{literalWord(m)}, words[1:]...), nil, in, via, extra)
+		}
+		return
+	}
 	name = filepath.Base(name)
 	for _, inner := range unwrap(name, words[1:]) {
 		dirs := in
@@ -246,4 +254,51 @@ func (w *bashWalker) cd(words []shWord, in dirSet) flow {
 		}
 	}
 	return flow{ok: ok, any: in.union(ok)}
+}
+
+// maxGlobPrograms bounds the programs one glob in command position is
+// decided as; the requirement with the pattern itself stays either way.
+const maxGlobPrograms = 16
+
+// globProgram returns what a program name with a glob matches where the
+// command runs (bash sorts them and runs the first with the rest as its
+// arguments; every match is returned, since any could come first once
+// files change). A pattern in an unknown directory matches nothing known.
+func globProgram(pattern string, in dirSet) []string {
+	var dirs []string
+	switch {
+	case filepath.IsAbs(pattern):
+		dirs = []string{""}
+	case in.unknown:
+		return nil
+	default:
+		dirs = in.list
+	}
+	var out []string
+	for _, d := range dirs {
+		p := pattern
+		if d != "" {
+			p = filepath.Join(d, pattern)
+		}
+		matches, err := filepath.Glob(p)
+		if err != nil {
+			continue
+		}
+		for _, m := range matches {
+			switch {
+			case d != "" && !strings.Contains(pattern, "/"):
+				// "cur?" matching ./curl runs the curl found on PATH.
+				m = filepath.Base(m)
+			case d != "":
+				if rel, err := filepath.Rel(d, m); err == nil {
+					m = "./" + rel
+				}
+			}
+			if len(out) == maxGlobPrograms {
+				return out
+			}
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -128,6 +128,9 @@ var pseudoFiles = map[string]bool{
 // relative path in an unknown directory, and a written glob are
 // Unresolved; a read glob keeps its pattern, with the glob as a Hole.
 func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via string) {
+	if w.remote != "" {
+		return // a path in a container or a pod (remoteCommand)
+	}
 	text := word.text()
 	if text == "" || pseudoFiles[text] || strings.HasPrefix(text, "/dev/fd/") || strings.HasPrefix(text, "/proc/self/fd/") {
 		return

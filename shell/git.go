@@ -83,6 +83,7 @@ func gitOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 	}
 	sub, _ := args[i].literal()
 	w.gitOutputs(sub, args[i+1:], in)
+	w.gitAliasPrograms(sub, args[i+1:], in)
 	switch sub {
 	case "clone":
 		parsed := gitCloneSpec.parse(args[i+1:])

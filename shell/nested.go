@@ -24,6 +24,9 @@ type program struct {
 	inherit operandSource
 	// in is where it runs: where the command that runs it does.
 	in dirSet
+	// remote: it runs elsewhere (a container, a pod), where the paths
+	// it names are not this machine's.
+	remote bool
 }
 
 // runLater queues a program that the command being emitted runs, in
@@ -54,6 +57,11 @@ func (w *bashWalker) run(p program) {
 	in := p.in
 	if p.word.empty() {
 		return
+	}
+	if p.remote {
+		saved := w.remote
+		w.remote = p.via
+		defer func() { w.remote = saved }()
 	}
 	if !p.shell {
 		w.emit(append([]shWord{p.word}, p.args...), nil, in, p.via, operandSource{})
@@ -97,7 +105,9 @@ var optionCommands = map[string]func(w *bashWalker, name string, args []shWord, 
 	"parallel": parallelPrograms,
 	"env":      envPrograms, "sudo": envPrograms, "doas": envPrograms, "export": envPrograms,
 	"declare": envPrograms, "typeset": envPrograms, "local": envPrograms, "readonly": envPrograms,
-	"go": goPrograms, "make": makePrograms, "gmake": makePrograms, "man": manPrograms,
+	"docker": containerPrograms, "podman": containerPrograms, "nerdctl": containerPrograms,
+	"kubectl": containerPrograms,
+	"go":      goPrograms, "make": makePrograms, "gmake": makePrograms, "man": manPrograms,
 	"npm": npmPrograms, "npx": npmPrograms, "pnpm": npmPrograms, "yarn": npmPrograms, "bunx": npmPrograms,
 }
 

@@ -60,7 +60,11 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 				continue // an operand of another command ("npm config set x y")
 			}
 			commandSeen = true
-			if sub := npmCanonAliases[a]; sub == "exec" || a == "exec" || a == "dlx" && name != "npm" {
+			sub := npmAliases[a] // pnpm, yarn: the aliases; npm: its prefixes too
+			if name == "npm" {
+				sub = npmCommand(a)
+			}
+			if sub == "exec" || a == "exec" || a == "dlx" && name != "npm" {
 				exec = true
 				continue
 			}
@@ -77,15 +81,6 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 		w.runLater(program{word: command[0], args: command[1:], via: name + " exec"}, in)
 	}
 }
-
-// npmCanonAliases are npm's abbreviations of its commands.
-var npmCanonAliases = map[string]string{"t": "test", "tst": "test", "run-script": "run", "rum": "run", "urn": "run",
-	"i": "install", "in": "install", "ins": "install", "inst": "install", "insta": "install", "instal": "install",
-	"isnt": "install", "isnta": "install", "isntal": "install", "isntall": "install", "add": "install",
-	"x": "exec", "un": "uninstall", "remove": "uninstall", "rm": "uninstall", "r": "uninstall", "unlink": "uninstall",
-	"ci": "ci", "clean-install": "ci", "ic": "ci", "install-clean": "ci", "isntall-clean": "ci",
-	"it": "install-test", "cit": "install-ci-test", "rb": "rebuild", "s": "search", "se": "search",
-	"find": "search", "c": "config", "ln": "link", "ls": "ls", "la": "ls", "ll": "ls", "list": "ls"}
 
 // npmValueOptions are npm's options before the command that take the
 // next word as their value.
@@ -104,7 +99,7 @@ func npmCanonSubcommand(args []shWord) ([]shWord, string) {
 		case npmValueOptions[a]:
 			i++
 		case !strings.HasPrefix(a, "-"):
-			if to, ok := npmCanonAliases[a]; ok {
+			if to := npmCommand(a); to != "" {
 				a = to
 			}
 			return append(slices.Clip(args[:i]), args[i+1:]...), a

@@ -85,6 +85,9 @@ type bashWalker struct {
 	// data is what the call assigns to variables and where it evaluates
 	// their values as code (data.go).
 	data dataFlow
+	// remote names what runs the commands being walked elsewhere (a
+	// container, a pod): their paths are not this machine's.
+	remote string
 	// pwdShadowed: some script of the call defines a function or alias
 	// named pwd, so "$(pwd)" is not the working directory.
 	pwdShadowed bool

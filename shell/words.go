@@ -1,9 +1,11 @@
 package shell
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/airlockhq/airlock/tool"
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -133,10 +135,44 @@ func (sw shWord) literal() (string, bool) {
 	return sw.text(), true
 }
 
+// maxBraceWords bounds the words one brace expansion may give
+// ("{a,b}{c,d}..." doubles with each group); past it the word is one
+// only known at run time.
+const maxBraceWords = 256
+
+// renderWords renders a command's words after brace expansion, which
+// bash does first and in every word, the program's and the
+// subcommand's too: "git pu{sh,}" is "git push pu", "git
+// {push,origin,main}" is "git push origin main".
 func (w *bashWalker) renderWords(words []*syntax.Word) []shWord {
-	out := make([]shWord, len(words))
-	for i, word := range words {
-		out[i] = w.render(word)
+	out := make([]shWord, 0, len(words))
+	for _, word := range words {
+		out = append(out, w.braceWords(word)...)
+	}
+	return out
+}
+
+// braceWords renders one word, brace expanded.
+func (w *bashWalker) braceWords(word *syntax.Word) []shWord {
+	if !slices.ContainsFunc(word.Parts, func(p syntax.WordPart) bool {
+		lit, ok := p.(*syntax.Lit)
+		return ok && strings.Contains(lit.Value, "{")
+	}) {
+		return []shWord{w.render(word)}
+	}
+	split := &syntax.Word{Parts: slices.Clone(word.Parts)}
+	if !syntax.SplitBraces(split) {
+		return []shWord{w.render(word)}
+	}
+	var out []shWord
+	for ew, err := range expand.BracesSeq(nil, split) {
+		if err != nil || len(out) == maxBraceWords {
+			return []shWord{{pieces: []piece{{text: w.source(word), expansion: true}}}}
+		}
+		out = append(out, w.render(ew))
+	}
+	if len(out) == 1 {
+		return []shWord{w.render(word)} // "{}", "a{b}": no expansion, as written
 	}
 	return out
 }
