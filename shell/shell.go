@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -25,9 +26,20 @@ func init() { tool.RegisterShell(Requirements) }
 // Requirements derives the requirements of the shell script src run in
 // directory dir, with "~" standing for home. It never fails: input the
 // parser rejects becomes one Unparsed command.execute requirement.
+//
+// Its cost is bounded (budget.go): a script over maxScriptBytes, one
+// nested deeper than maxNesting and one whose analysis would spend more
+// than its budget become one requirement the gate refuses, whose reason
+// says so.
 func Requirements(src, dir, home string) []tool.Requirement {
-	w := &bashWalker{home: home}
+	if len(src) > maxScriptBytes {
+		return []tool.Requirement{refusal(src, fmt.Sprintf("the command is %d bytes, more than the %d airlock analyses, so it is refused: split it into smaller commands", len(src), maxScriptBytes))}
+	}
+	w := &bashWalker{home: home, budget: budgetFactor*len(src) + budgetBase, seen: map[reqKey]bool{}}
 	w.script(src, dirSet{list: []string{dir}}, "")
+	if w.overBudget {
+		return []tool.Requirement{budgetRefusal(src)}
+	}
 	w.resolveData()
 	return w.reqs
 }
@@ -88,18 +100,29 @@ type bashWalker struct {
 	// remote names what runs the commands being walked elsewhere (a
 	// container, a pod): their paths are not this machine's.
 	remote string
+	// seen are the requirements added (add keeps one of each).
+	seen map[reqKey]bool
+	// spent is the text the requirements hold, budget its bound,
+	// overBudget set once it is past (budget.go).
+	spent, budget int
+	overBudget    bool
 	// pwdShadowed: some script of the call defines a function or alias
 	// named pwd, so "$(pwd)" is not the working directory.
 	pwdShadowed bool
 }
 
+// reqKey is what makes two requirements the same one for add.
+type reqKey struct {
+	kind, target, shape  string
+	unresolved, unparsed bool
+}
+
 func (w *bashWalker) add(r tool.Requirement) {
-	for _, have := range w.reqs {
-		if have.Kind == r.Kind && have.Target == r.Target && have.Shape == r.Shape &&
-			have.Unresolved == r.Unresolved && have.Unparsed == r.Unparsed {
-			return
-		}
+	k := reqKey{r.Kind, r.Target, r.Shape, r.Unresolved, r.Unparsed}
+	if w.seen[k] || w.overBudget || !w.spend(r) {
+		return
 	}
+	w.seen[k] = true
 	w.reqs = append(w.reqs, r)
 }
 
@@ -117,6 +140,10 @@ func (w *bashWalker) script(src string, in dirSet, via string) flow {
 	parserPool.Put(p)
 	if err != nil {
 		w.unparsed(src, via)
+		return same(dirSet{unknown: true})
+	}
+	if d := treeDepth(f, maxNesting); d > maxNesting {
+		w.add(refusal(src, fmt.Sprintf("the command nests more than airlock analyses (its syntax tree is over %d levels deep, about %d \"$(\" inside each other), so it is refused: write it flatter", maxNesting, maxNesting/4)))
 		return same(dirSet{unknown: true})
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {

@@ -130,11 +130,11 @@ func (w *bashWalker) treeOperands(name string, args []shWord, in dirSet) (done f
 // treeRead adds a Tree read of the directory a word names; a plain read
 // of the same path already there becomes a Tree read.
 func (w *bashWalker) treeRead(word shWord, in dirSet, via string) {
-	saved := w.reqs
-	w.reqs = nil
+	saved, savedSeen := w.reqs, w.seen
+	w.reqs, w.seen = nil, map[reqKey]bool{}
 	w.pathRequirements(tool.KindFilesystemRead, word, in, via)
 	fresh := w.reqs
-	w.reqs = saved
+	w.reqs, w.seen = saved, savedSeen
 	for _, r := range fresh {
 		r.Tree = true
 		merged := false
@@ -145,6 +145,7 @@ func (w *bashWalker) treeRead(word shWord, in dirSet, via string) {
 			}
 		}
 		if !merged {
+			w.seen[reqKey{r.Kind, r.Target, r.Shape, r.Unresolved, r.Unparsed}] = true
 			w.reqs = append(w.reqs, r)
 		}
 	}
@@ -153,11 +154,11 @@ func (w *bashWalker) treeRead(word shWord, in dirSet, via string) {
 // treeWrite adds a Tree write of the directory a word names (a directory
 // a command fills with files it names itself).
 func (w *bashWalker) treeWrite(word shWord, in dirSet, via string) {
-	saved := w.reqs
-	w.reqs = nil
+	saved, savedSeen := w.reqs, w.seen
+	w.reqs, w.seen = nil, map[reqKey]bool{}
 	w.pathRequirements(tool.KindFilesystemWrite, word, in, via)
 	fresh := w.reqs
-	w.reqs = saved
+	w.reqs, w.seen = saved, savedSeen
 	for _, r := range fresh {
 		r.Tree = true
 		w.add(r)
