@@ -71,6 +71,7 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 	r := tool.Requirement{Kind: tool.KindCommandExecute, Target: text.String(), Argv: argv, Via: via}
 	if len(assigns) == 0 {
 		r.Canon = canonical(shown)
+		r.Unseen = unseen(shown)
 	}
 	if hole {
 		r.Shape = shape.String()

@@ -115,6 +115,12 @@ type Requirement struct {
 	// written and as it read after each symlink on the way was followed
 	// (tool/paths.go). Deny and ask rules are checked against each.
 	Names []string `json:"names,omitempty"`
+	// Unseen names state the gate cannot see that decides what a
+	// command does (the scripts of a package.json, a program's text, a
+	// repository's hooks and configuration): the gate decides the
+	// command as written, and only the sandbox bounds what that state
+	// makes it run. The decision's reason says so.
+	Unseen string `json:"unseen,omitempty"`
 	// Invalid says why the target cannot be judged at all (a host that
 	// fails normalisation, a path with a control character). The gate
 	// denies such a requirement.
