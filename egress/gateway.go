@@ -147,6 +147,7 @@ func Serve(tap *os.File, cfg Config) (*Gateway, error) {
 		g.lookupTO = DefaultLookupTimeout
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
+	g.pinDenied()
 	if err := g.start(); err != nil {
 		g.Close()
 		return nil, err

@@ -1,13 +1,16 @@
 package workspace_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 	"github.com/airlockhq/airlock/internal/testnet"
@@ -23,6 +26,8 @@ const envNetTarget = "AIRLOCK_TEST_RULE_NET_TARGET"
 const (
 	ruleNet4 = "10.213.31.0/24"
 	ruleNet6 = "fd00:a1:31::/64"
+	ruleDNS4 = "10.213.32.0/24"
+	ruleDNS6 = "fd00:a1:32::/64"
 )
 
 // netTarget is a TCP listener on a test host behind a veth pair that
@@ -121,4 +126,53 @@ func newSandbox(t *testing.T, ws string, edit func(*profile.Spec)) *sandboxtest.
 		t.Fatal(err)
 	}
 	return sandboxtest.New(t, "workspace", ws, edit)
+}
+
+// deny Net(evil.test) under network all: the command connects to the
+// name's address as a literal, never asking the gateway's DNS. The
+// gateway looked the denied name up when it started, so the address is
+// refused all the same. Root only: the name's DNS server lives on a test
+// host only root can make.
+func TestAttackRuleNetNameUnderAll(t *testing.T) {
+	sandboxtest.PlantSecrets(t)
+	if sandboxtest.Unprivileged() {
+		t.Skip("the test host with its DNS server needs root")
+	}
+	testnet.Require(t)
+	h := testnet.NewHost(t, ruleDNS4, ruleDNS6)
+	nt := newNetTarget(t)
+	dns := testnet.NewDNSServer(t, h, map[string][]netip.Addr{"evil.test.": {netip.MustParseAddr(nt.addr)}})
+	p := sandbox.Cmd{Args: sandboxtest.Py(`import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+print(s.recv(200).decode())`, nt.addr, strconv.Itoa(nt.port)), Timeout: time.Minute}
+	run := func(t *testing.T, deny ...string) *sandbox.Result {
+		ws := sandboxtest.Workspace(t)
+		spec := profile.Preset("workspace")
+		spec.Workspace = ws
+		spec.Network = profile.NetworkSpec{Mode: profile.NetworkModeAll, Allow: []string{nt.hostPort()}}
+		withRules(t, ws, deny...)(&spec)
+		pr, err := profile.New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := sandbox.NewWithOptions(pr, sandbox.Options{Resolver: dns.Resolver()})
+		if err != nil {
+			t.Skipf("this host cannot give network all: %v", err)
+		}
+		res, err := ex.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := run(t); !strings.Contains(string(res.Stdout), nt.banner) {
+		t.Fatalf("positive control failed: without the rule the literal address was not reached: %s %s", res.Stdout, res.Stderr)
+	}
+	res := run(t, "Net(evil.test)")
+	if strings.Contains(string(res.Stdout), nt.banner) {
+		t.Errorf("ATTACK SUCCEEDED: the denied name's address was reached as a literal: %s", res.Stdout)
+	}
+	if !dns.Asked("evil.test") {
+		t.Error("the gateway never looked the denied name up")
+	}
 }

@@ -13,8 +13,8 @@
 //     runs the calls.
 //
 // Every entry point (airlock run, doctor, the Claude Code hook, mcp serve
-// and proxy, serve's decide and exec, the local provider, policy explain,
-// test and list) takes its policy from Load, so a grant's profile
+// and proxy, serve's decide and exec, the local provider, policy explain
+// and list) takes its policy from Load, so a grant's profile
 // fingerprint is computed from the same profile the run will have, and no
 // other package knows the layer order. It does not parse rule or profile
 // syntax (packages rules and profile) nor decide calls (package gate).

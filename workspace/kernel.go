@@ -139,7 +139,7 @@ func (c *compiler) hidesWorkspace(g string) bool {
 // write: paths inside the workspace become protected (read-only, and not
 // creatable); a bare Edit deny makes the workspace read-only.
 func (c *compiler) write(p *rules.Pattern, e *Enforcement) {
-	if p.All() {
+	if p.All() || c.coversWorkspace(p) {
 		c.out.ReadOnlyWorkspace = true
 		e.Kernel = true
 		e.Mechanism = "read-only workspace"
@@ -182,6 +182,23 @@ func (c *compiler) write(p *rules.Pattern, e *Enforcement) {
 	e.Kernel = true
 	e.Mechanism = strings.Join(mech, "; ")
 	e.Note = strings.Join(notes, "; ")
+}
+
+// coversWorkspace reports whether a path pattern is about the whole
+// workspace (Edit(./**), Edit(/), Edit(//abs/ws/**)).
+func (c *compiler) coversWorkspace(p *rules.Pattern) bool {
+	globs, ok := p.ElementGlobs()
+	if !ok {
+		return false
+	}
+	for _, g := range globs {
+		for _, ws := range c.ws {
+			if g == ws || g == ws+"/**" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // relative returns g relative to the workspace, when it lies inside it.
@@ -231,6 +248,10 @@ func (c *compiler) network(p *rules.Pattern, e *Enforcement) {
 		if port == "" {
 			e.Note += " (and is not answered)"
 		}
-		e.Note += "; with network all, a connection to its address learnt elsewhere is not tied to the name"
+		if r.Wildcard {
+			e.Note += "; with network all, a connection to the address of a name below it that the command learnt elsewhere is not tied to the name"
+		} else {
+			e.Note += "; with network all, also for the addresses it has when the run starts (looked up then), under any name or as a literal"
+		}
 	}
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
-// ruleFile denies reading .env and editing the CI workflows: the
-// workspace's rules, which every sandboxed run of the workspace enforces.
+// ruleFile denies reading .env, editing the CI workflows and running rm:
+// the workspace's rules, which every sandboxed run of the workspace
+// enforces.
 const ruleFile = `
 [[rule]]
 effect = "deny"
@@ -21,14 +22,19 @@ match  = "Read(./.env)"
 [[rule]]
 effect = "deny"
 match  = "Edit(./.github/workflows/**)"
+
+[[rule]]
+effect = "deny"
+match  = "Bash(rm:*)"
 `
 
 // TestEntryPointsHoldWorkspaceRules: a plain airlock run in a workspace
 // with rule files, and the Claude Code hook's rewritten command, enforce
 // its deny rules in the sandbox against a program the gate cannot see
-// into (python): .env is not read, the workflow is not rewritten. The
-// positive control is the same run in the workspace without the rule
-// file, which reads the secret and rewrites the workflow. Run as root
+// into (python): .env is not read, the workflow is not rewritten, rm
+// run as a subprocess does not remove the file. The positive control is
+// the same run in the workspace without the rule file, which reads the
+// secret, rewrites the workflow and removes the file. Run as root
 // and as uid 65534.
 func TestEntryPointsHoldWorkspaceRules(t *testing.T) {
 	if !sandboxtest.Exists("/usr/bin/python3") {
@@ -77,8 +83,15 @@ try:
     print("WROTE-WORKFLOW")
 except OSError as e:
     print("write refused:", e)
+import subprocess
+try:
+    subprocess.run(["rm", "victim.txt"])
+except OSError as e:
+    print("rm refused:", e)
 '`
-	reset := func() { write(workflow, "on: push\n") }
+	victim := filepath.Join(e.ws, "victim.txt")
+	reset := func() { write(workflow, "on: push\n"); write(victim, "keep\n") }
+	reset()
 	pwned := func() bool {
 		data, _ := os.ReadFile(workflow)
 		return strings.Contains(string(data), "pwned")
@@ -87,14 +100,14 @@ except OSError as e:
 	// Positive control: no rule file, the same run reads and writes.
 	must(t, os.Remove(filepath.Join(e.ws, ".airlock", "policy.toml")))
 	code, so, se := run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
-	if code != 0 || !strings.Contains(so, secret) || !pwned() {
+	if code != 0 || !strings.Contains(so, secret) || !pwned() || sandboxtest.Exists(victim) {
 		t.Fatalf("control: exit %d %q %q: the probe cannot see the rules hold", code, so, se)
 	}
 	reset()
 
 	write(filepath.Join(e.ws, ".airlock", "policy.toml"), ruleFile)
 	code, so, se = run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
-	if strings.Contains(so+se, secret) || pwned() || strings.Contains(so, "WROTE-WORKFLOW") {
+	if strings.Contains(so+se, secret) || pwned() || strings.Contains(so, "WROTE-WORKFLOW") || !sandboxtest.Exists(victim) {
 		t.Errorf("airlock run with the rules: exit %d %q %q", code, so, se)
 	}
 	if !strings.Contains(so, "read refused") || !strings.Contains(so, "write refused") {
@@ -109,7 +122,7 @@ except OSError as e:
 		t.Fatalf("hook: %s %q, want allow, sandboxed", decision, rewritten)
 	}
 	code, so, se = run(e.command(e.ws, "bash", "-c", rewritten), "")
-	if strings.Contains(so+se, secret) || pwned() || !strings.Contains(so, "read refused") {
+	if strings.Contains(so+se, secret) || pwned() || !strings.Contains(so, "read refused") || !sandboxtest.Exists(victim) {
 		t.Errorf("the hook's rewritten command: exit %d %q %q", code, so, se)
 	}
 }
@@ -144,7 +157,54 @@ func TestDoctorListsWorkspaceRules(t *testing.T) {
 	}
 	so.Reset()
 	dispatch([]string{"doctor", "--workspace", ws}, &so, &se)
-	if !strings.Contains(so.String(), "workspace deny rules") || !strings.Contains(so.String(), "gate only") {
+	if !strings.Contains(so.String(), "deny rules:") || !strings.Contains(so.String(), "gate only") {
 		t.Errorf("doctor's text lacks the rules: %s", so.String())
+	}
+}
+
+// policy explain --sandboxed decides as a surface that runs the call in
+// the sandbox: unmentioned commands and tree reads over masked files are
+// allowed; without it, or with auto_allow_in_sandbox = false, they are
+// not.
+func TestPolicyExplainSandboxed(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, ".airlock"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".airlock", "policy.toml"), []byte(ruleFile), 0o644))
+	tests := []struct {
+		command, profileFile string
+		sandboxed            bool
+		want                 string
+	}{
+		{"mkdir build", "", false, "ask"},
+		{"mkdir build", "", true, "allow"},
+		{"mkdir build", "auto_allow_in_sandbox = false\n", true, "ask"},
+		{"grep -r needle .", "", false, "deny"},
+		{"grep -r needle .", "", true, "allow"},
+		{"cat .env", "", true, "deny"},
+		{"echo x > .github/workflows/ci.yml", "", true, "deny"},
+	}
+	for _, tt := range tests {
+		pf := filepath.Join(ws, ".airlock", "profile.toml")
+		os.Remove(pf)
+		if tt.profileFile != "" {
+			must(t, os.WriteFile(pf, []byte(tt.profileFile), 0o644))
+		}
+		args := []string{"policy", "explain", "--json", "--workspace", ws, "--managed", "-", "--user", "-", "--tool", "Bash",
+			"--input", `{"command": "` + strings.ReplaceAll(tt.command, `"`, `\"`) + `"}`}
+		if tt.sandboxed {
+			args = append(args, "--sandboxed")
+		}
+		var so, se strings.Builder
+		dispatch(args, &so, &se)
+		var d struct {
+			Effect string `json:"decision"`
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal([]byte(so.String()), &d); err != nil {
+			t.Fatalf("%v: %s %s", err, so.String(), se.String())
+		}
+		if d.Effect != tt.want {
+			t.Errorf("%q sandboxed=%v profile %q: %s (%s), want %s", tt.command, tt.sandboxed, tt.profileFile, d.Effect, d.Reason, tt.want)
+		}
 	}
 }

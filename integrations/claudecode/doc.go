@@ -5,8 +5,9 @@
 // A [Hook] reads one call from stdin ([Input]: session_id,
 // transcript_path, cwd, permission_mode, hook_event_name, tool_name,
 // tool_input, tool_use_id), decides it with a gate.Evaluator over the
-// rules and profile of the call's workspace ([Policy], loaded per call
-// from the workspace that cwd is in), and answers on stdout ([Output]):
+// rules and profile of the call's workspace (a workspace.Policy, loaded
+// per call by [Hook].Policy for the workspace that cwd is in), and
+// answers on stdout ([Output]):
 // permissionDecision allow, deny or ask, with the gate's reason, or no
 // decision at all. It never waits for a person: what the gate leaves to
 // one becomes "ask", which Claude Code puts to its user.
@@ -32,7 +33,12 @@
 // With a [Sandbox], a Bash call that is not denied comes back with
 // updatedInput: the same input whose command runs the original under
 // "airlock run", carrying a single-use grant bound to that exact command,
-// directory, workspace profile and execution (see [Sandbox]).
+// directory, workspace profile and execution (see [Sandbox]). As every
+// such call runs in the sandbox, the gate is told so
+// (workspace.Policy.Evaluator("Bash")): a command no rule mentions is
+// allowed unless the profile sets auto_allow_in_sandbox = false, and a
+// read of a whole tree is left to the sandbox's masks. Claude Code's own
+// tools run outside it and get no such relief.
 //
 // [InstallHook] registers the hook in a Claude Code settings file,
 // merging with what is there, in the exec form with onFailure "block", so

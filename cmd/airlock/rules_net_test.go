@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlockhq/airlock/internal/sandboxtest"
+	"github.com/airlockhq/airlock/internal/testnet"
+)
+
+// The test host's prefixes for this package.
+const (
+	ruleNet4 = "10.213.41.0/24"
+	ruleNet6 = "fd00:a1:41::/64"
+)
+
+// TestEntryPointsHoldNetRule: a Net deny rule holds in the egress layer
+// against a profile allowlist that names the same address, through a
+// plain airlock run and the hook's rewritten command, for a program the
+// gate cannot see into (python). The listener, on a test host behind a
+// veth pair, writes a banner only a real connection can print; the
+// positive control is the same run without the rule file. The test host
+// needs root; the runs are made as root and as uid 65534.
+func TestEntryPointsHoldNetRule(t *testing.T) {
+	if sandboxtest.Unprivileged() {
+		t.Skip("only root can make the test host")
+	}
+	if !sandboxtest.Exists("/usr/bin/python3") {
+		t.Skip("no /usr/bin/python3 on this host")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun: network allow needs the egress gateway")
+	}
+	testnet.Require(t)
+	h := testnet.NewHost(t, ruleNet4, ruleNet6)
+	ln := h.ListenTCP(t, h.Addr4.String(), 0)
+	banner := sandboxtest.Marker(t, "banner")
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprintln(c, banner)
+			c.Close()
+		}
+	}()
+	target := net.JoinHostPort(h.Addr4.String(), fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
+	bin := buildAirlock(t)
+	for _, nobody := range []bool{false, true} {
+		name := "root"
+		if nobody {
+			name = "uid 65534"
+		}
+		t.Run(name, func(t *testing.T) {
+			if _, err := exec.LookPath("setpriv"); nobody && err != nil {
+				t.Skip("setpriv (util-linux) is not installed")
+			}
+			if fi, err := os.Stat("/dev/net/tun"); nobody && (err != nil || fi.Mode().Perm()&0o006 != 0o006) {
+				t.Skip("/dev/net/tun is not mode 0666 here, so uid 65534 cannot have a filtered network (airlock run says so and refuses)")
+			}
+			testNetRule(t, newHookEnv(t, bin, nobody), target, banner)
+		})
+	}
+}
+
+func testNetRule(t *testing.T, e hookEnv, target, banner string) {
+	write := func(path, content string) {
+		t.Helper()
+		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		must(t, os.WriteFile(path, []byte(content), 0o644))
+		if e.asNobody {
+			for p := path; p != filepath.Dir(e.ws); p = filepath.Dir(p) {
+				must(t, os.Lchown(p, sandboxtest.NobodyUID, sandboxtest.NobodyUID))
+			}
+		}
+	}
+	host, port, _ := net.SplitHostPort(target)
+	write(filepath.Join(e.ws, ".airlock", "profile.toml"), fmt.Sprintf("[network]\nmode = \"allow\"\nallow = [%q]\n", target))
+	probe := fmt.Sprintf(`/usr/bin/python3 -c 'import socket; s = socket.create_connection((%q, %s), timeout=5); print(s.recv(200).decode())'`, host, port)
+	policyFile := filepath.Join(e.ws, ".airlock", "policy.toml")
+
+	must(t, os.Remove(policyFile))
+	code, so, se := run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
+	if code != 0 || !strings.Contains(so, banner) {
+		t.Fatalf("control: exit %d %q %q: the allowlisted listener is not reachable, so the probe proves nothing", code, so, se)
+	}
+
+	write(policyFile, fmt.Sprintf("[[rule]]\neffect = \"deny\"\nmatch = \"Net(%s)\"\n", target))
+	code, so, se = run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
+	if code == 0 || strings.Contains(so, banner) {
+		t.Errorf("airlock run with deny Net(%s): exit %d %q %q", target, code, so, se)
+	}
+	decision, rewritten := e.decide(t, e.ws, probe)
+	if decision != "allow" || rewritten == "" {
+		t.Fatalf("hook: %s %q, want allow, sandboxed", decision, rewritten)
+	}
+	code, so, se = run(e.command(e.ws, "bash", "-c", rewritten), "")
+	if code == 0 || strings.Contains(so, banner) {
+		t.Errorf("the hook's rewritten command with deny Net(%s): exit %d %q %q", target, code, so, se)
+	}
+}
