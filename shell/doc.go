@@ -17,14 +17,21 @@
 // (data.go, databuiltins.go). Every command.execute carries its
 // canonical form (canon.go), which package rules compares.
 //
-// What airlock knows about one program family is in one file: git.go and
-// gitconfig.go (git's subcommands, global options, aliases and the
-// programs its configuration runs), npm.go, sed.go, ssh.go (ssh, scp,
-// sftp, rsync), fetch.go (curl, wget, nc), archives.go (tar, zip),
-// find.go (find, xargs, parallel), search.go (grep, jq), interpreters.go
-// (shells, perl), wrappers.go (sudo, env, su, sg, script, trap); the
-// tables of which commands read and write which operands are in
-// files.go, writes.go and trees.go.
+// What airlock knows about one program family is in one file: git.go,
+// gitconfig.go, gitoutput.go and gitalias.go (git's subcommands, global
+// options, the files its options write, its aliases from every
+// configuration file and the programs its configuration runs), npm.go
+// and npmcommands.go (npm's commands as npm resolves them), gotool.go
+// (go), make.go (make, man), sed.go, ssh.go (ssh, scp, sftp, rsync),
+// fetch.go (curl, wget, nc), archives.go (tar, zip), find.go (find,
+// xargs, parallel), search.go (grep, jq), interpreters.go (shells,
+// perl), wrappers.go (sudo, env, su, sg, script, trap), containers.go
+// (docker, podman, kubectl); the tables of which commands read and write
+// which operands are in files.go, writes.go and trees.go. builtins.go
+// says which parts only change the shell's own state (cd, export, an
+// ordinary assignment) and so are no command of their own, unseen.go
+// what a command depends on that the gate cannot see, and budget.go the
+// bounds that keep one analysis linear in its input.
 //
 // The package registers itself with package tool at init, so that
 // tool.Prepare of a Bash or Monitor call reaches it. It decides nothing
