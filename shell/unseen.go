@@ -65,6 +65,9 @@ func unseen(words []shWord) string {
 	case prog == "git":
 		return "the repository's hooks and configuration"
 	case interpreters[prog] && len(args) > 0:
+		if _, ok := shellScript(prog, args); ok {
+			return "" // "bash -c '...'": the script is walked like the call's own
+		}
 		return "the text of the program " + prog + " runs"
 	}
 	return ""
