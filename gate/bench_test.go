@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/airlockhq/airlock/rules"
-	"github.com/airlockhq/airlock/tool"
+	"github.com/airlockhq/airlock/shell"
 )
 
 // benchRules builds n rules spread evenly over the four layers: exact and
@@ -71,7 +72,7 @@ func BenchmarkDecide3SegmentBash10kRules(b *testing.B) {
 	e := &Evaluator{Profile: dirs.profile(b, nil), Rules: set}
 	call := dirs.bash("cd sub && git log --oneline -n 20 | head -5")
 	ctx := context.Background()
-	if d, err := e.Decide(ctx, call); err != nil || d.Effect != rules.Allow || len(d.Requirements) != 3 {
+	if d, err := e.Decide(ctx, call); err != nil || d.Effect != rules.Allow || len(d.Requirements) != 2 { // cd is no command of its own
 		b.Fatalf("%+v %v", d, err)
 	}
 	durations := make([]time.Duration, 0, b.N)
@@ -93,6 +94,35 @@ func BenchmarkBashRequirements(b *testing.B) {
 	dirs := newTestDirs(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tool.BashRequirements("cd sub && git log --oneline -n 20 | head -5", dirs.ws, dirs.home)
+		shell.Requirements("cd sub && git log --oneline -n 20 | head -5", dirs.ws, dirs.home)
+	}
+}
+
+// BenchmarkDecideByInput: one decision of a Bash call by the shape of
+// its input: nesting depth ("echo $(" N times) and size (N three-command
+// segments), with 10,000 rules. Past the shell package's bounds the input
+// is refused without being walked; below them time and memory grow
+// linearly (docs/BENCHMARKS.md, Gate decisions by input).
+func BenchmarkDecideByInput(b *testing.B) {
+	dirs := newTestDirs(b)
+	e := &Evaluator{Profile: dirs.profile(b, nil), Rules: benchRules(b, dirs.base(), 10000)}
+	ctx := context.Background()
+	inputs := []struct{ name, src string }{}
+	for _, n := range []int{1, 10, 90, 1000, 30000} {
+		src := strings.Repeat("echo $(", n) + "x" + strings.Repeat(")", n)
+		inputs = append(inputs, struct{ name, src string }{fmt.Sprintf("depth=%d/bytes=%d", n, len(src)), src})
+	}
+	for _, n := range []int{1, 10, 100, 1000, 5000} {
+		src := strings.Repeat("cd sub && git log --oneline -n 20 | head -5; ", n)
+		inputs = append(inputs, struct{ name, src string }{fmt.Sprintf("segments=%d/bytes=%d", n, len(src)), src})
+	}
+	for _, in := range inputs {
+		call := dirs.bash(in.src)
+		b.Run(in.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				e.Decide(ctx, call)
+			}
+		})
 	}
 }

@@ -161,6 +161,9 @@ func (e *Evaluator) access(r tool.Requirement, auto bool) profile.Access {
 // that only looks at Decision.Effect fails closed.
 func (e *Evaluator) Decide(ctx context.Context, call tool.Call) (Decision, error) {
 	d, err := e.decide(ctx, call)
+	if d.Effect != rules.Deny {
+		d.Reason += unseenNote(d.Requirements)
+	}
 	if recErr := e.record(call, d); recErr != nil {
 		d = Decision{
 			Effect: rules.Deny, Layer: LayerAudit, Requirements: d.Requirements,
@@ -543,4 +546,17 @@ func (e *Evaluator) record(call tool.Call, d Decision) error {
 func treeOnly(rule *rules.Rule, r tool.Requirement) bool {
 	r.Tree = false
 	return !rule.Pattern.Matches(r, true)
+}
+
+// unseenNote is what a decision's reason adds when a command's meaning
+// depends on state the gate cannot see (tool.Requirement.Unseen): the
+// gate decided what is written, and only the sandbox bounds the rest.
+// Every surface (policy explain, the hook, /v1/decide) gives this reason.
+func unseenNote(steps []Step) string {
+	for _, s := range steps {
+		if u := s.Requirement.Unseen; u != "" && s.Requirement.Kind == tool.KindCommandExecute {
+			return fmt.Sprintf("; what %s runs also depends on %s, which the gate cannot see: only the sandbox bounds that", s.Requirement.Argv[0], u)
+		}
+	}
+	return ""
 }

@@ -213,7 +213,11 @@ func checkOracle(t *testing.T, rig *oracleRig, src string) {
 // goldenBashInputs are the Bash commands of the golden decision cases.
 func goldenBashInputs(t *testing.T) []string {
 	var out []string
-	for _, c := range loadCases(t) {
+	var cases []goldenCase
+	for _, set := range goldenSets {
+		cases = append(cases, loadCases(t, set.cases)...)
+	}
+	for _, c := range cases {
 		if c.Tool == "Bash" && !strings.HasPrefix(c.Input, "{") && !strings.Contains(c.Input, "/ws") &&
 			!strings.Contains(c.Input, "/home/u") {
 			out = append(out, c.Input)

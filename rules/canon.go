@@ -5,12 +5,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlockhq/airlock/shell"
 	"github.com/airlockhq/airlock/tool"
 )
 
 // A Bash rule is compared with a command's canonical form as well as with
 // its text (docs/RULES.md): the rule's literal leading words are put in
-// the same form as commands are (tool.CanonicalCommand), so that
+// the same form as commands are (shell.CanonicalCommand), so that
 // "Bash(rm -rf:*)" is rm with the flags -f and -r, whatever else the
 // command has and however it spells them. Deny and ask rules match the
 // written text or the canonical form; allow rules match the canonical form
@@ -52,7 +53,7 @@ func compileCanonical(spec string) *canonPattern {
 	if n == 0 {
 		return nil
 	}
-	c := tool.CanonicalCommand(words)
+	c := shell.CanonicalCommand(words)
 	if c == nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlockhq/airlock/shell"
 	"github.com/airlockhq/airlock/tool"
 )
 
@@ -58,7 +59,7 @@ func TestCanonicalMatch(t *testing.T) {
 	now := time.Now()
 	for _, tt := range tests {
 		var req tool.Requirement
-		for _, r := range tool.BashRequirements(tt.command, "/ws", "/home/u") {
+		for _, r := range shell.Requirements(tt.command, "/ws", "/home/u") {
 			if r.Kind == tool.KindCommandExecute && r.Via == "" {
 				req = r
 				req.Tool = "Bash"

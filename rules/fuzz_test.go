@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlockhq/airlock/shell"
 	"github.com/airlockhq/airlock/tool"
 )
 
@@ -21,7 +22,7 @@ func FuzzExactMatchAllows(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		tm := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("SLOW %q", src)) })
 		defer tm.Stop()
-		for _, r := range tool.BashRequirements(src, "/ws", "/home/u") {
+		for _, r := range shell.Requirements(src, "/ws", "/home/u") {
 			// A glob where options may be ("rm -*") is only known when it
 			// runs: no rule allows it, as none allows "rm $x".
 			if r.Kind != tool.KindCommandExecute || !r.Exact() || r.Canon != nil && r.Canon.Open {

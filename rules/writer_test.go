@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlockhq/airlock/shell"
 	"github.com/airlockhq/airlock/tool"
 )
 
 func TestExactMatchIsNeverBroader(t *testing.T) {
-	reqs := tool.BashRequirements("git push origin main && echo '*' && ls ab; grep -e 'x?y' f; npm test:*", "/ws", "/home/u")
+	reqs := shell.Requirements("git push origin main && echo '*' && ls ab; grep -e 'x?y' f; npm test:*", "/ws", "/home/u")
 	reqs = append(reqs,
 		tool.Requirement{Kind: tool.KindFilesystemWrite, Target: "/ws/we*ird?/file"},
 		tool.Requirement{Kind: tool.KindNetworkConnect, Target: "example.com:443"},
@@ -50,7 +51,7 @@ func TestExactMatchIsNeverBroader(t *testing.T) {
 	}
 	// A word with a blank in it, or an empty word, has no rule of its own:
 	// "ls a\\ b" and "ls a b" share the target "ls a b".
-	for _, r := range tool.BashRequirements("ls a\\ b; echo 'a  b'; touch ''", "/ws", "/home/u") {
+	for _, r := range shell.Requirements("ls a\\ b; echo 'a  b'; touch ''", "/ws", "/home/u") {
 		if r.Kind != tool.KindCommandExecute {
 			continue
 		}

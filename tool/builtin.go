@@ -40,7 +40,7 @@ func preparePathField(kind, field string) PrepareFunc {
 // whoever approves would read them as a pattern or a variable, and a deny
 // rule that could match must hold.
 func toolPath(kind, p, dir, home string) (Requirement, error) {
-	if badPathRune(p) {
+	if BadPathRune(p) {
 		return Requirement{}, fmt.Errorf("path %q holds a control or invisible character; a file name with one is refused", p)
 	}
 	if strings.HasPrefix(p, "$") || strings.HasPrefix(p, "~") && p != "~" && !strings.HasPrefix(p, "~/") {
@@ -55,7 +55,7 @@ func toolPath(kind, p, dir, home string) (Requirement, error) {
 	if shape := pathShape(abs); shape != "" {
 		return Requirement{Kind: kind, Target: filepath.Clean(abs), Shape: filepath.Clean(shape), Unresolved: true}, nil
 	}
-	target, names := resolveNames(abs)
+	target, names := ResolveNames(abs)
 	return Requirement{Kind: kind, Target: target, Names: names}, nil
 }
 
@@ -93,13 +93,13 @@ func prepareSearch(call Call) ([]Requirement, error) {
 	}
 	dir := callDir(call)
 	if in.Path != nil && *in.Path != "" {
-		if badPathRune(*in.Path) {
+		if BadPathRune(*in.Path) {
 			return nil, fmt.Errorf("%w: %s: path %q holds a control or invisible character", ErrInvalidInput, call.Tool, *in.Path)
 		}
 		dir = absPath(*in.Path, dir, callHome(call))
 	}
 	if call.Tool == "Glob" {
-		if badPathRune(*in.Pattern) {
+		if BadPathRune(*in.Pattern) {
 			return nil, fmt.Errorf("%w: %s: pattern %q holds a control or invisible character", ErrInvalidInput, call.Tool, *in.Pattern)
 		}
 		if static := globStaticPrefix(*in.Pattern); static != "" {

@@ -104,7 +104,7 @@ type Requirement struct {
 	// Args is the JSON object of arguments of an MCP tool's tool.invoke,
 	// for rules with argument patterns (mcp__server__tool(ARG:GLOB)).
 	Args string `json:"-"`
-	// Canon is a command's canonical form (bash_canon.go), which rules
+	// Canon is a command's canonical form (package shell, canon.go), which rules
 	// are compared with; nil when its program is only known at run time.
 	Canon *CommandForm `json:"-"`
 	// Tree marks a read or write of a directory together with everything
@@ -115,6 +115,12 @@ type Requirement struct {
 	// written and as it read after each symlink on the way was followed
 	// (tool/paths.go). Deny and ask rules are checked against each.
 	Names []string `json:"names,omitempty"`
+	// Unseen names state the gate cannot see that decides what a
+	// command does (the scripts of a package.json, a program's text, a
+	// repository's hooks and configuration): the gate decides the
+	// command as written, and only the sandbox bounds what that state
+	// makes it run. The decision's reason says so.
+	Unseen string `json:"unseen,omitempty"`
 	// Invalid says why the target cannot be judged at all (a host that
 	// fails normalisation, a path with a control character). The gate
 	// denies such a requirement.

@@ -32,7 +32,7 @@ func prepareMonitor(call Call) ([]Requirement, error) {
 		if *in.Command == "" {
 			return nil, fmt.Errorf("%w: Monitor has an empty \"command\"", ErrInvalidInput)
 		}
-		return BashRequirements(*in.Command, callDir(call), callHome(call)), nil
+		return scriptRequirements(*in.Command, callDir(call), callHome(call))
 	case in.WS != nil:
 		if in.WS.URL == nil {
 			return nil, fmt.Errorf("%w: Monitor's \"ws\" needs a \"url\" string", ErrInvalidInput)

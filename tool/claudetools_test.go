@@ -11,8 +11,6 @@ func TestClaudeToolRequirements(t *testing.T) {
 		want        []string // Requirement.String of each
 		args        string   // the first requirement's Args
 	}{
-		{"Monitor", `{"description":"d","timeout_ms":1000,"command":"tail -f /ws/log"}`,
-			[]string{"command.execute tail -f /ws/log", "filesystem.read /ws/log (via tail)"}, ""},
 		{"Monitor", `{"description":"d","timeout_ms":1000,"ws":{"url":"wss://Events.Example/feed?x=1","protocols":["v1"]}}`,
 			[]string{"network.connect events.example:443"}, ""},
 		{"Monitor", `{"description":"d","timeout_ms":1000,"ws":{"url":"ws://127.0.0.1:8080/"}}`,

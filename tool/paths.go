@@ -28,16 +28,16 @@ const maxNames = 8
 // link before it is followed. Parts that do not exist yet are kept as
 // written.
 func Canonical(p string) string {
-	target, _ := resolveNames(p)
+	target, _ := ResolveNames(p)
 	return target
 }
 
-// resolveNames returns the path p leads to (see Canonical) and the other
+// ResolveNames returns the path p leads to (see Canonical) and the other
 // names the walk went through: p as written (cleaned) and p after each
 // symlink was replaced by its text. Deny rules are checked against all of
 // them, so a rule about a link's name and a rule about where it points
 // both hold. names is nil when p leads to itself.
-func resolveNames(p string) (target string, names []string) {
+func ResolveNames(p string) (target string, names []string) {
 	written := filepath.Clean(p)
 	todo := splitComponents(p)
 	cur := "/"
@@ -115,13 +115,13 @@ func splitComponents(p string) []string {
 	return out
 }
 
-// badPathRune reports whether a path holds a rune no file name a person
+// BadPathRune reports whether a path holds a rune no file name a person
 // means to read holds: NUL (which ends the path the kernel sees, so the
 // text after it is not what is opened), other control characters, and
 // the invisible format characters that make a name read as another
 // (zero-width space, bidi overrides): they hide what a path is from
 // whoever approves it.
-func badPathRune(p string) bool {
+func BadPathRune(p string) bool {
 	for _, r := range p {
 		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || invisibleRune(r) {
 			return true

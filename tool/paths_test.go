@@ -47,7 +47,7 @@ func TestResolveNamesLikeTheKernel(t *testing.T) {
 		{"loop/x", "loop/x", nil},
 	}
 	for _, tt := range tests {
-		got, names := resolveNames(root + "/" + tt.path)
+		got, names := ResolveNames(root + "/" + tt.path)
 		if got != filepath.Join(root, tt.want) {
 			t.Errorf("%s: target %s, want %s", tt.path, got, filepath.Join(root, tt.want))
 		}
@@ -74,7 +74,7 @@ func TestResolveNamesLikeTheKernel(t *testing.T) {
 	must(os.MkdirAll(filepath.Join(root, "missing"), 0o755))
 	must(os.WriteFile(filepath.Join(root, "dangling"), []byte("x"), 0o644))
 	if _, err := os.Stat(filepath.Join(root, "missing", "new.txt")); err != nil {
-		t.Errorf("the write through the dangling link did not land where resolveNames said: %v", err)
+		t.Errorf("the write through the dangling link did not land where ResolveNames said: %v", err)
 	}
 }
 

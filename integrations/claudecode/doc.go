@@ -6,7 +6,8 @@
 // transcript_path, cwd, permission_mode, hook_event_name, tool_name,
 // tool_input, tool_use_id), decides it with a gate.Evaluator over the
 // rules and profile of the call's workspace (a workspace.Policy, loaded
-// per call by [Hook].Policy for the workspace that cwd is in), and answers on stdout ([Output]):
+// per call by [Hook].Policy for the workspace that cwd is in), and
+// answers on stdout ([Output]):
 // permissionDecision allow, deny or ask, with the gate's reason, or no
 // decision at all. It never waits for a person: what the gate leaves to
 // one becomes "ask", which Claude Code puts to its user.
