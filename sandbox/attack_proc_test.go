@@ -219,8 +219,20 @@ n=$(wc -l < "$out"); echo "leaves=$n"; [ "$n" -eq $((1 << depth)) ]`
 		p := sandboxtest.Probe{Args: sandboxtest.Sh(`f() { f | f & }; f; sleep 60`, marker), Timeout: 3 * time.Second}
 		o, peak := bomb(t, sb, p, marker)
 		checkPeak(t, peak, budget)
-		if o.Result.Status != sandbox.StatusTimedOut {
-			t.Errorf("status %s, want %s: the bomb runs until the wall-clock budget ends it\n%s", o.Result.Status, sandbox.StatusTimedOut, o)
+		// The bomb runs until the wall-clock budget ends it, unless the
+		// budget is full when the shell forks its "sleep 60": then the
+		// shell gives up ("Cannot fork") and the run ends at the pids
+		// limit. Which comes first is a race the host's load decides;
+		// either way the budget held, and the Result must say which.
+		switch o.Result.Status {
+		case sandbox.StatusTimedOut:
+		case sandbox.StatusLimitExceeded:
+			if !degraded && !hasDenial(o.Result, "pids") {
+				t.Errorf("status %s with no pids denial in the Result: %+v", o.Result.Status, o.Result.Denials)
+			}
+		default:
+			t.Errorf("status %s, want %s (or %s at the pids limit): the bomb runs until a budget ends it\n%s",
+				o.Result.Status, sandbox.StatusTimedOut, sandbox.StatusLimitExceeded, o)
 		}
 	})
 }
