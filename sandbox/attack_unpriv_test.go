@@ -47,6 +47,7 @@ func TestAttacksUnprivileged(t *testing.T) {
 	copyFile(t, os.Args[0], test, 0o755)
 	setuid := sandboxtest.MakeSetuidBinary(t, suid, 0)
 	addr := sandboxtest.HostAddress(t)
+	secrets := sandboxtest.SystemSecrets(t)
 
 	cmd := exec.Command(setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups", "--",
 		test, "-test.run", "^TestAttack", "-test.v", "-test.count=1", "-test.timeout=15m")
@@ -59,6 +60,7 @@ func TestAttacksUnprivileged(t *testing.T) {
 		sandboxtest.EnvAsNobody + "=1",
 		sandboxtest.EnvHostAddr + "=" + addr,
 		sandboxtest.EnvSetuidBinary + "=" + setuid,
+		sandboxtest.EnvSystemSecrets + "=" + secrets,
 	}
 	out, err := cmd.CombinedOutput()
 	t.Logf("the suite as uid 65534:\n%s", out)

@@ -2,15 +2,17 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/airlockhq/airlock/sandbox/internal/guard"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
 	"github.com/airlockhq/airlock/sandbox/internal/linux/seccomp"
 )
@@ -48,10 +50,34 @@ import (
 // (export_test.go).
 var createGuardOff bool
 
+// createGuardHold holds each stopped call this long before the guard
+// carries it out, for a test only (export_test.go): a signal sent
+// meanwhile must not interrupt the call.
+var createGuardHold atomic.Int64
+
 // createGuard is one run's side of the guard proxy.
 type createGuard struct {
 	proxy int // SOCK_SEQPACKET to the proxy
+	// gone: the proxy ended while a caller lived on, so later calls
+	// need not wait to see whether theirs die.
+	gone atomic.Bool
 	refusals
+}
+
+// proxyGoneWait bounds how long a call whose proxy is gone waits for its
+// own process to die with the run (the kernel's SIGKILL of the pid
+// namespace takes microseconds; a loaded host, longer).
+const proxyGoneWait = 2 * time.Second
+
+// callerDies reports whether the process of the stop n dies (its stop
+// turns invalid) within proxyGoneWait, or the broker stops meanwhile.
+func (b *connectBroker) callerDies(n *seccompNotif) bool {
+	for waited := time.Duration(0); waited < proxyGoneWait; waited += 5 * time.Millisecond {
+		if !b.valid(n) || b.stopped(5*time.Millisecond) {
+			return true
+		}
+	}
+	return false
 }
 
 // guardCalls names the calls the notifier stops for the guard, by
@@ -134,14 +160,27 @@ func (b *connectBroker) answerCreate(n *seccompNotif) {
 	}
 	req, dirs, errno := b.guardRequest(n, shape)
 	if errno != 0 {
-		closeAll(dirs)
+		guard.CloseAll(dirs)
 		b.reply(n, errno)
 		return
 	}
+	if d := createGuardHold.Load(); d > 0 {
+		time.Sleep(time.Duration(d))
+	}
 	ans, fd, err := b.guard.call(req, dirs, b.stop)
 	// Closed before the caller goes on, like the proxy's copies.
-	closeAll(dirs)
+	guard.CloseAll(dirs)
 	if err != nil {
+		// The proxy lives in the sandbox's pid namespace, which the
+		// kernel empties when the command's init ends: a call still on
+		// its way then meets a proxy that is gone while its own process
+		// is being killed. That one sees no refusal, and none is
+		// reported; a caller that outlives the proxy gets EIO and a
+		// denial.
+		if !b.guard.gone.Load() && b.callerDies(n) {
+			return
+		}
+		b.guard.gone.Store(true)
 		b.guard.deny("(create guard)", "the guard proxy is gone: "+err.Error()+"; the call was refused")
 		b.reply(n, unix.EIO)
 		return
@@ -376,12 +415,12 @@ func (g *createGuard) call(req *linux.GuardRequest, dirs []int, stop int) (linux
 	}
 	got := rightsIn(oob[:oobn])
 	if n == 0 {
-		closeAll(got)
+		guard.CloseAll(got)
 		return linux.GuardAnswer{}, -1, errors.New("no answer")
 	}
 	ans, err := linux.UnmarshalGuardAnswer(buf[:n])
 	if err != nil || len(got) > 1 || (len(got) == 1 && (req.Op != linux.GuardOpen || ans.Errno != 0)) {
-		closeAll(got)
+		guard.CloseAll(got)
 		return linux.GuardAnswer{}, -1, errors.New("malformed answer")
 	}
 	fd := -1
@@ -434,21 +473,4 @@ func (g *createGuard) close() {
 	if g != nil {
 		unix.Close(g.proxy)
 	}
-}
-
-// probeCreateGuard reports whether the create guard can run: the connect
-// notifier's needs, and SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9; 5.14 is
-// asked for, the first with the whole of it, ADDFD_FLAG_SEND included).
-func probeCreateGuard(unixGuard bool, unixReason, release string) (bool, string) {
-	if !unixGuard {
-		return false, unixReason
-	}
-	var major, minor int
-	if _, err := fmt.Sscanf(release, "%d.%d", &major, &minor); err != nil {
-		return false, "cannot read the kernel version " + release
-	}
-	if major < 5 || major == 5 && minor < 14 {
-		return false, "the kernel lacks SECCOMP_ADDFD_FLAG_SEND (needs Linux 5.14)"
-	}
-	return true, ""
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/guard"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
 )
 
@@ -223,22 +224,6 @@ func splitGlobPath(p string) []string {
 	return strings.Split(p, "/")
 }
 
-// probeFanotify reports whether this process may create a fanotify group
-// with permission events.
-func probeFanotify() (bool, string) {
-	fd, err := unix.FanotifyInit(unix.FAN_CLASS_CONTENT|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY)
-	switch {
-	case err == unix.EPERM:
-		return false, "fanotify permission events need CAP_SYS_ADMIN in the initial user namespace; run airlock as root for deny entries to cover them"
-	case err == unix.EINVAL:
-		return false, "the kernel has no fanotify permission events (CONFIG_FANOTIFY_ACCESS_PERMISSIONS)"
-	case err != nil:
-		return false, "fanotify_init: " + err.Error()
-	}
-	unix.Close(fd)
-	return true, ""
-}
-
 // denyNewFilesStatus is the Report's line for deny-new-files.
 func denyNewFilesStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 	st := GuaranteeStatus{Guarantee: profile.DenyNewFiles}
@@ -272,32 +257,17 @@ func denyNewFilesStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 	return st
 }
 
-// denyHandoff is the socket pair the helper's mounts travel over.
-type denyHandoff struct {
-	parent, child *os.File
-}
-
-// newDenyHandoff returns the hand-off for a run with a deny watch, or nil
-// when the run has none (no deny entry can match inside its mounts, or
-// this supervisor cannot answer permission events; the Report says so).
-func (p *Process) newDenyHandoff() (*denyHandoff, error) {
-	if (p.plan.denyWatch == nil && len(maskTargets(p.plan.config.Mounts)) == 0) || !p.e.host.FanotifyPerm {
-		return nil, nil
-	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &denyHandoff{parent: os.NewFile(uintptr(fds[0]), "deny-handoff"), child: os.NewFile(uintptr(fds[1]), "deny-handoff-helper")}, nil
+// wantsDenyWatch reports whether a run has a deny watch: a deny entry can
+// match inside its mounts, or it has masks, and this supervisor can
+// answer permission events (else the Report says so).
+func (p *Process) wantsDenyWatch() bool {
+	return (p.plan.denyWatch != nil || len(maskTargets(p.plan.config.Mounts)) > 0) && p.e.host.FanotifyPerm
 }
 
 // denyWatchConfig tells the helper which descriptor (its fd) the hand-off
 // socket is, which roots to hand over (none without a deny watch plan)
 // and where the masks are.
-func (h *denyHandoff) config(fd int, pl *denyWatchPlan, mounts []linux.Mount) *linux.DenyWatchConfig {
-	if h == nil {
-		return nil
-	}
+func denyWatchConfig(fd int, pl *denyWatchPlan, mounts []linux.Mount) *linux.DenyWatchConfig {
 	c := &linux.DenyWatchConfig{Masks: maskTargets(mounts), FD: fd}
 	if pl != nil {
 		c.Roots = pl.rootPaths()
@@ -307,14 +277,14 @@ func (h *denyHandoff) config(fd int, pl *denyWatchPlan, mounts []linux.Mount) *l
 
 // errDenyHelperGone: the helper ended before handing over its mounts; its
 // own message on the error pipe says why.
-var errDenyHelperGone = errors.New("the helper ended before handing over its mounts")
+var errDenyHelperGone = fmt.Errorf("the mounts: %w", guard.ErrHelperGone)
 
 // startDenyWatch receives the helper's mounts, marks them, serves the
 // group and tells the helper to go on. It closes the supervisor's end of
 // the hand-off either way, so a helper still waiting fails its step.
-func (p *Process) startDenyWatch(h *denyHandoff) error {
-	defer h.parent.Close()
-	masks, mounts, err := receiveMounts(h.parent)
+func (p *Process) startDenyWatch(h *guard.Handoff) error {
+	defer h.Parent.Close()
+	masks, mounts, err := receiveMounts(h.Parent)
 	defer func() {
 		for _, fd := range append(masks, mounts...) {
 			unix.Close(fd)
@@ -358,7 +328,7 @@ func (p *Process) startDenyWatch(h *denyHandoff) error {
 	}
 	go w.serve()
 	p.deny.Store(w)
-	if _, err := h.parent.Write([]byte{1}); err != nil {
+	if _, err := h.Parent.Write([]byte{1}); err != nil {
 		return fmt.Errorf("tell the helper its mounts are watched: %w", err)
 	}
 	return nil
@@ -369,7 +339,7 @@ func (p *Process) startDenyWatch(h *denyHandoff) error {
 // message tagged linux.MaskTag) and the mounts.
 func receiveMounts(sock *os.File) (masks, mounts []int, err error) {
 	for {
-		tag, got, closed, err := recvRights(sock, linux.MountsPerMessage)
+		tag, got, closed, err := guard.RecvRights(sock, linux.MountsPerMessage)
 		if tag == linux.MaskTag {
 			masks = append(masks, got...)
 		} else {

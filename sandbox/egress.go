@@ -8,11 +8,10 @@ import (
 	"path/filepath"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/airlockhq/airlock/egress"
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/guard"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
 )
 
@@ -21,11 +20,6 @@ import (
 // the supervisor; the supervisor serves it with an egress.Gateway for the
 // length of the run.
 
-// tapHandoffFD is the helper's descriptor for the socket the TAP device
-// travels over: the third of exec.Cmd's ExtraFiles (after the config
-// pipe, fd 3, and the error pipe, fd 4).
-const tapHandoffFD = 5
-
 // maxDenialLines caps the "blocked ..." lines one run writes to stderr;
 // the Result keeps more.
 const maxDenialLines = 100
@@ -33,7 +27,7 @@ const maxDenialLines = 100
 // usesGateway reports whether runs of a profile with this network spec
 // get their own network namespace served by the egress gateway: always
 // for an allowlist; for mode "all" when the host has a TUN device (else
-// it shares the host's network, and the Report says so).
+// New refuses the profile: it would share the host's network).
 func usesGateway(n profile.NetworkSpec, h HostInfo) bool {
 	switch n.Mode {
 	case profile.NetworkModeAllow:
@@ -55,7 +49,6 @@ func planEgress(pl *plan) {
 		GatewayMAC: egress.GatewayMAC,
 		Addrs:      []string{egress.SandboxIPv4 + "/32", egress.SandboxIPv6 + "/128"},
 		Gateways:   []string{egress.GatewayIPv4, egress.GatewayIPv6},
-		FD:         tapHandoffFD,
 	}
 	pl.config.Mounts = append(pl.config.Mounts, linux.Mount{
 		Kind:    linux.MountFile,
@@ -78,27 +71,14 @@ func resolvConfPath() string {
 	return "/etc/resolv.conf"
 }
 
-// tapHandoff is the socket pair the TAP device travels over.
-type tapHandoff struct {
-	parent, child *os.File
-}
-
-func newTapHandoff() (*tapHandoff, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &tapHandoff{parent: os.NewFile(uintptr(fds[0]), "tap-handoff"), child: os.NewFile(uintptr(fds[1]), "tap-handoff-helper")}, nil
-}
-
 // errHelperGone: the helper ended before handing over the TAP device; its
 // own message on the error pipe says why.
-var errHelperGone = errors.New("the helper ended before handing over the TAP device")
+var errHelperGone = fmt.Errorf("the TAP device: %w", guard.ErrHelperGone)
 
 // startGateway receives the TAP device from the helper, serves it, and
 // tells the helper to go on.
-func (p *Process) startGateway(h *tapHandoff) error {
-	tap, err := receiveTAP(h.parent)
+func (p *Process) startGateway(h *guard.Handoff) error {
+	tap, err := receiveTAP(h.Parent)
 	if err != nil {
 		return err
 	}
@@ -114,14 +94,14 @@ func (p *Process) startGateway(h *tapHandoff) error {
 	p.gwMu.Lock()
 	p.gw = gw
 	p.gwMu.Unlock()
-	if _, err := h.parent.Write([]byte{1}); err != nil {
+	if _, err := h.Parent.Write([]byte{1}); err != nil {
 		return fmt.Errorf("tell the helper the gateway serves: %w", err)
 	}
 	return nil
 }
 
 func receiveTAP(sock *os.File) (*os.File, error) {
-	fd, ok, closed, err := recvOneRight(sock)
+	fd, ok, closed, err := guard.RecvOneRight(sock)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("receive the TAP device: %w", err)
@@ -165,14 +145,10 @@ func (p *Process) noteLine(line string) {
 // than once.
 func (p *Process) closeGateway() []Denial {
 	p.gwMu.Lock()
-	gw, b := p.gw, p.broker
-	p.gw, p.broker = nil, nil
+	gw := p.gw
+	p.gw = nil
 	p.gwMu.Unlock()
 	var out []Denial
-	if b != nil {
-		b.close()
-		out = append(append(b.unix.takeDenials(), b.unix.exec.take()...), b.guard.takeDenials()...)
-	}
 	if gw == nil {
 		return out
 	}

@@ -145,12 +145,17 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 		}
 	}
 	// Whatever the profile requires, these make any run impossible:
-	// without user namespaces there is no sandbox at all, and an
-	// allowlist without its egress layer would silently be "none".
+	// without user namespaces there is no sandbox at all; an allowlist
+	// without its egress layer would silently be "none", and network
+	// "all" without it would silently be the host's network, private
+	// ranges and the host's loopback included.
 	if !h.UserNamespaces {
 		missing = append(missing, r.Status(profile.ProcessIsolation))
 	}
 	if st := r.Status(profile.NetworkFiltered); st.Status == Unavailable && !containsGuarantee(missing, profile.NetworkFiltered) {
+		missing = append(missing, st)
+	}
+	if st := r.Status(profile.PrivateRangeBlock); p.Spec().Network.Mode == profile.NetworkModeAll && st.Status != Enforced && !containsGuarantee(missing, profile.PrivateRangeBlock) {
 		missing = append(missing, st)
 	}
 	if len(missing) > 0 {

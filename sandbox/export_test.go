@@ -1,8 +1,17 @@
 package sandbox
 
+import "time"
+
 // SetCreateGuardForTest turns the create guard off (or back on) for the
 // runs that start until the returned function restores it, so a
 // benchmark can time runs without it.
+// HoldCreatesForTest has the create guard hold each call it stops for d
+// before it carries it out, until the returned function restores it.
+func HoldCreatesForTest(d time.Duration) (restore func()) {
+	old := createGuardHold.Swap(int64(d))
+	return func() { createGuardHold.Store(old) }
+}
+
 func SetCreateGuardForTest(on bool) (restore func()) {
 	old := createGuardOff
 	createGuardOff = !on

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/guard"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
 	"github.com/airlockhq/airlock/sandbox/internal/linux/landlock"
 	"github.com/airlockhq/airlock/sandbox/internal/linux/seccomp"
@@ -52,10 +53,19 @@ type HostInfo struct {
 	// socket but the profile's is reachable (unixguard.go).
 	UnixGuard       bool   `json:"unix_socket_guard"`
 	UnixGuardReason string `json:"unix_socket_guard_reason,omitempty"`
+	// KillableWait: a call the notifier stops (a create under the create
+	// guard, a connect) waits for the supervisor without a signal
+	// interrupting it (Linux 5.19), as the call would without airlock.
+	KillableWait bool `json:"notifier_killable_wait"`
 	// CreateGuard: the supervisor can also stop the sandbox's name-making
 	// calls and hand back what it opened for them (createguard.go).
 	CreateGuard       bool   `json:"create_guard"`
 	CreateGuardReason string `json:"create_guard_reason,omitempty"`
+	// SystemIDMap: a root supervisor shows the system paths id-mapped,
+	// so that root's own files there are not the command's
+	// (systemidmap.go). Only root needs it.
+	SystemIDMap       bool   `json:"system_idmap,omitempty"`
+	SystemIDMapReason string `json:"system_idmap_reason,omitempty"`
 
 	cgroups linux.CgroupLayout
 }
@@ -88,28 +98,31 @@ func ProbeHost() HostInfo {
 		h.SeccompBlocked = seccomp.Blocked()
 	}
 	h.cgroups = linux.ProbeCgroups()
-	h.Tun, h.TunReason = probeTun()
-	h.FanotifyPerm, h.FanotifyReason = probeFanotify()
-	h.UnixGuard, h.UnixGuardReason = probeUnixGuard(h.Seccomp)
-	h.CreateGuard, h.CreateGuardReason = probeCreateGuard(h.UnixGuard, h.UnixGuardReason, h.Kernel)
+	found := guard.ProbeAll(guard.Host{Kernel: h.Kernel, Seccomp: guard.Availability{OK: h.Seccomp, Reason: h.SeccompReason}})
+	for name, a := range found {
+		ok, why := h.guardFields(name)
+		*ok, *why = a.OK, a.Reason
+	}
+	h.KillableWait = seccomp.KillableWait(h.Kernel)
+	h.SystemIDMap, h.SystemIDMapReason = probeSystemIDMap(h.UID)
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	h.CgroupDelegated = h.cgroups.Delegated
 	return h
 }
 
-// probeTun opens /dev/net/tun without creating anything: the helper
-// creates its device inside the sandbox's own network namespace, where
-// it holds CAP_NET_ADMIN.
-func probeTun() (bool, string) {
-	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
-	switch {
-	case err == unix.EACCES || err == unix.EPERM:
-		return false, "cannot open /dev/net/tun: permission denied (most distributions make it mode 0666: chmod 0666 /dev/net/tun)"
-	case err != nil:
-		return false, "cannot open /dev/net/tun (" + err.Error() + "); load the tun module (modprobe tun) or, in a container, pass the device in"
+// guardFields are the fields of h that hold a guard's probe.
+func (h *HostInfo) guardFields(n guard.Name) (ok *bool, reason *string) {
+	switch n {
+	case guard.Tun:
+		return &h.Tun, &h.TunReason
+	case guard.Fanotify:
+		return &h.FanotifyPerm, &h.FanotifyReason
+	case guard.UnixSocket:
+		return &h.UnixGuard, &h.UnixGuardReason
+	case guard.Create:
+		return &h.CreateGuard, &h.CreateGuardReason
 	}
-	unix.Close(fd)
-	return true, ""
+	panic("sandbox: HostInfo has no field for guard " + string(n))
 }
 
 func probeUserNS(uid int) (bool, string) {
@@ -164,6 +177,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 		}
 	}
 	boundary(profile.ReadBoundary)
+	gs[len(gs)-1] = rootReadStatus(gs[len(gs)-1], h)
 	boundary(profile.WriteBoundary)
 	gs = append(gs, denyNewFilesStatus(s, h))
 	gs = append(gs, protectedPathsStatus(s, h))
@@ -214,7 +228,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 		case !ns:
 			add(profile.PrivateRangeBlock, Unavailable, "", nsWhy)
 		default:
-			add(profile.PrivateRangeBlock, Unavailable, "", "--net all shares the host network: "+h.TunReason)
+			add(profile.PrivateRangeBlock, Unavailable, "", "network all needs a TAP device, else it would be the host's network (private ranges and the host's loopback reachable), so runs refuse to start: "+h.TunReason)
 		}
 	default:
 		add(profile.NetworkNone, NotApplied, "", "profile allows listed hosts")

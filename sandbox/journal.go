@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -32,6 +33,7 @@ type runJournal struct {
 	Placeholders []placeholder `json:"placeholders,omitempty"`
 
 	file *os.File // open and locked while the run lasts
+	path string   // where file is (its Name is the temporary one)
 }
 
 // journalDirs are where run journals may live, in order of preference:
@@ -101,7 +103,14 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// create writes the journal and keeps it locked.
+// journalTemp ends the name of a journal still being written, which the
+// next start ignores (and removes once unlocked: its run never began).
+const journalTemp = ".tmp"
+
+// create writes the journal and keeps it locked. It is written and
+// locked under a temporary name and renamed into place, so that another
+// start never finds it empty or half written, nor unlocked, under the
+// name it looks for (a lock is the open file's, and moves with it).
 func (j *runJournal) create(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("run journal: %w", err)
@@ -111,25 +120,48 @@ func (j *runJournal) create(dir string) error {
 		return err
 	}
 	path := filepath.Join(dir, j.RunID+".json")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp := path + journalTemp
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("run journal: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	fail := func(err error) error {
 		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("run journal: lock: %w", err)
+		os.Remove(tmp)
+		return fmt.Errorf("run journal: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return fail(fmt.Errorf("lock: %w", err))
 	}
 	// No fsync: the journal must outlive the supervisor, which the page
 	// cache does; a machine crash ends the sandbox with it, and a
 	// file and directory fsync would cost every run milliseconds.
 	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("run journal: %w", err)
+		return fail(err)
 	}
-	j.file = f
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE); err != nil {
+		return fail(err)
+	}
+	j.file, j.path = f, path
 	return nil
+}
+
+// removeAbandoned removes a journal left under its temporary name by a
+// supervisor that died before its run began: one no one holds, old
+// enough that it is not a start's between its create and its lock.
+func removeAbandoned(path string) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || time.Since(fi.ModTime()) < time.Minute {
+		return
+	}
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		os.Remove(path)
+	}
 }
 
 // rewrite writes the journal again in place, still locked (a new file
@@ -154,7 +186,7 @@ func (j *runJournal) finish() {
 	if j.file == nil {
 		return
 	}
-	os.Remove(j.file.Name())
+	os.Remove(j.path)
 	j.file.Close()
 	j.file = nil
 }
@@ -192,6 +224,10 @@ func FinishInterruptedRuns() ([]Denial, error) {
 			continue // not ours: never act on what it holds
 		}
 		for _, e := range entries {
+			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".json"+journalTemp) {
+				removeAbandoned(filepath.Join(dir, e.Name()))
+				continue
+			}
 			if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
 				continue
 			}

@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -16,18 +18,25 @@ import (
 //   - every path matching a deny glob,
 //   - every unix socket in the workspace (a host listener) but those the
 //     profile names, and
-//   - every file in the workspace that is a hard link to an inode with
+//   - every file in the workspace that is a hard link to a secret with
 //     links outside the workspace: the same inode as a secret elsewhere
 //     (say ~/.ssh/id_ed25519) would otherwise be readable and writable
-//     through the workspace.
+//     through the workspace. A secret is judged as the system paths are
+//     (systemidmap.go), by what it is: a file not every user may read.
+//
+// It also lists, in sharedLinks, the other hard links with links outside
+// the workspace (a repository cloned from a local path, a pnpm or uv
+// store's files): readable, and read-only in the view, since a write
+// through the workspace would change the file elsewhere too. Past
+// maxSharedLinks such files, the rest are masked, and overflow says how
+// many.
 //
 // Globs without "**" are expanded with filepath.Glob; globs with "**" and
 // the hard-link check share one walk of the workspace.
-func maskedPaths(p *profile.Profile) ([]string, error) {
+func maskedPaths(p *profile.Profile) (out, sharedLinks []string, overflow int, err error) {
 	s := p.Spec()
 	ws := s.Workspace
 	seen := map[string]bool{}
-	var out []string
 	add := func(path string) {
 		if !seen[path] {
 			seen[path] = true
@@ -48,7 +57,8 @@ func maskedPaths(p *profile.Profile) ([]string, error) {
 	type inode struct{ dev, ino uint64 }
 	links := map[inode][]string{}
 	nlink := map[inode]uint64{}
-	err := filepath.WalkDir(ws, func(path string, d fs.DirEntry, err error) error {
+	secret := map[inode]bool{}
+	err = filepath.WalkDir(ws, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == ws {
 				return err
@@ -87,12 +97,13 @@ func maskedPaths(p *profile.Profile) ([]string, error) {
 				k := inode{uint64(st.Dev), st.Ino}
 				links[k] = append(links[k], path)
 				nlink[k] = uint64(st.Nlink)
+				secret[k] = st.Mode&0o004 == 0
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, &SetupError{Step: "scan workspace", Err: err}
+		return nil, nil, 0, &SetupError{Step: "scan workspace", Err: err}
 	}
 	// Deep globs outside the workspace are matched from their fixed root.
 	for _, g := range deep {
@@ -117,18 +128,34 @@ func maskedPaths(p *profile.Profile) ([]string, error) {
 			return nil
 		})
 		if walkErr != nil {
-			return nil, &SetupError{Step: "deny glob " + g, Err: walkErr}
+			return nil, nil, 0, &SetupError{Step: "deny glob " + g, Err: walkErr}
 		}
 	}
 	for k, paths := range links {
-		if uint64(len(paths)) < nlink[k] {
-			for _, path := range paths {
+		if uint64(len(paths)) >= nlink[k] {
+			continue // every link is in the workspace
+		}
+		for _, path := range paths {
+			switch {
+			case seen[path]:
+			case secret[k]:
+				add(path)
+			case len(sharedLinks) < maxSharedLinks:
+				sharedLinks = append(sharedLinks, path)
+			default:
+				overflow++
 				add(path)
 			}
 		}
 	}
-	return out, nil
+	sort.Strings(sharedLinks)
+	return out, sharedLinks, overflow, nil
 }
+
+// maxSharedLinks bounds the read-only mounts of shared hard links one
+// view gets (a mount each); the kernel allows 100,000 per namespace by
+// default, and each costs the start a few microseconds.
+const maxSharedLinks = 20000
 
 // maxGlobWalk caps how many entries one "**" deny glob outside the
 // workspace may scan; a broader glob is an error, not a slow start.
@@ -147,4 +174,15 @@ func globRoot(pattern string) string {
 		root = filepath.Join(root, el)
 	}
 	return root
+}
+
+// linksMaskedDenial is the refusal of a run whose workspace holds more
+// shared hard links than maxSharedLinks: the rest were masked.
+func (p *Process) linksMaskedDenial() (Denial, bool) {
+	n := p.plan.linksMasked
+	if n == 0 {
+		return Denial{}, false
+	}
+	return Denial{Kind: "filesystem", Target: p.e.profile.Workspace(), Live: p.stderr != nil,
+		Reason: fmt.Sprintf("read refused: %d hard-linked files (with links outside the workspace) past the first %d are masked; copy them (cp -a --no-preserve=links) to make them readable", n, maxSharedLinks)}, true
 }

@@ -89,6 +89,10 @@ func silentRefusals(s profile.Spec, h HostInfo) []string {
 		out = append(out, "name lookups with the network off fail inside the sandbox, where no one sees them: "+
 			"airlock run says so only from the resolver's message in the command's stderr")
 	}
+	if h.UnixGuard && !h.KillableWait {
+		out = append(out, "a create (open with O_CREAT, mkdir, rename) or connect the supervisor checks can fail with EINTR when a signal the program handles arrives meanwhile: "+
+			"the kernel "+h.Kernel+" lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19)")
+	}
 	if len(s.Filesystem.Exec) > 0 && !h.UnixGuard {
 		out = append(out, "execs refused outside the exec paths fail with EACCES without an airlock line: "+
 			"reporting them needs the seccomp notifier ("+h.UnixGuardReason+")")

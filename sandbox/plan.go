@@ -35,6 +35,9 @@ type plan struct {
 	// denyWatch, when set, is what the supervisor watches for files that
 	// appear after the start at denied paths (denywatch.go).
 	denyWatch *denyWatchPlan
+	// linksMasked counts the shared hard links masked past
+	// maxSharedLinks (mask.go).
+	linksMasked int
 }
 
 // compile turns the profile and cmd into the stage-2 Config.
@@ -81,9 +84,12 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 	// directories, pinned) in the view; the rest is checked at the end.
 	prot := planProtection(s)
 	mounts := append(binds, protectMounts(prot)...)
-	masks, err := maskedPaths(p)
+	masks, shared, overflow, err := maskedPaths(p)
 	if err != nil {
 		return nil, err
+	}
+	for _, m := range shared {
+		mounts = append(mounts, linux.Mount{Kind: linux.MountReadOnly, Target: m, Optional: true})
 	}
 	for _, m := range masks {
 		mounts = append(mounts, linux.Mount{Kind: linux.MountMask, Target: m})
@@ -120,7 +126,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		// any source tree or build artefact, or at the write budget.
 		{Resource: unix.RLIMIT_FSIZE, Value: fileSizeLimit(s.Budgets.MaxWrite)},
 	}
-	return &plan{home: home, protect: prot, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
+	return &plan{home: home, protect: prot, linksMasked: overflow, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
 		Argv:     append([]string(nil), cmd.Args...),
 		Env:      env,
 		Dir:      dir,

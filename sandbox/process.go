@@ -21,6 +21,7 @@ import (
 
 	"github.com/airlockhq/airlock/egress"
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/guard"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
 )
 
@@ -66,9 +67,11 @@ type Process struct {
 	// The egress gateway of a run with network "allow" or "all" (see
 	// egress.go); gwMu, not mu, guards gw, since the gateway starts
 	// while Start holds mu.
-	gwMu        sync.Mutex
-	gw          *egress.Gateway
-	broker      *connectBroker
+	gwMu   sync.Mutex
+	gw     *egress.Gateway
+	broker *connectBroker
+	// guards are the run's guards, in the order they start (guards.go).
+	guards      []guard.Run[Denial]
 	stderr      io.Writer // the run's stderr, shared with denial lines
 	denialLines atomic.Int64
 
@@ -168,33 +171,12 @@ func (p *Process) spawn() error {
 			cfg.Rlimits = append(cfg.Rlimits, linux.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(withInit(b.Pids))})
 		}
 	}
-	var handoff *tapHandoff
-	if p.e.policy != nil {
-		h, err := newTapHandoff()
-		if err != nil {
-			return &SetupError{Step: "egress", Err: err}
-		}
-		handoff = h
-		defer handoff.parent.Close()
-		p.pipes = append(p.pipes, handoff.child)
+	if err := p.newGuardRuns(); err != nil {
+		return err
 	}
-	var notifH *notifierHandoff
-	if p.e.host.UnixGuard {
-		h, err := newNotifierHandoff()
-		if err != nil {
-			return &SetupError{Step: "connect notifier", Err: err}
-		}
-		notifH = h
-		defer notifH.parent.Close()
-		p.pipes = append(p.pipes, notifH.child)
-	}
-	denyH, err := p.newDenyHandoff()
-	if err != nil {
-		return &SetupError{Step: "deny watch", Err: err}
-	}
-	if denyH != nil {
-		defer denyH.parent.Close()
-		p.pipes = append(p.pipes, denyH.child)
+	for _, r := range p.guards {
+		defer r.Handoff().Parent.Close()
+		p.pipes = append(p.pipes, r.Handoff().Child)
 	}
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
@@ -243,21 +225,18 @@ func (p *Process) spawn() error {
 			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_CHROOT},
 		},
 	}
-	if handoff != nil {
-		c.ExtraFiles = append(c.ExtraFiles, handoff.child)
-		if fd := 2 + len(c.ExtraFiles); fd != tapHandoffFD {
-			return &SetupError{Step: "egress", Err: fmt.Errorf("the TAP hand-off socket is the helper's fd %d, not %d", fd, tapHandoffFD)}
+	for _, r := range p.guards {
+		c.ExtraFiles = append(c.ExtraFiles, r.Handoff().Child)
+		if err := r.Configure(&cfg, 2+len(c.ExtraFiles)); err != nil {
+			return &SetupError{Step: r.Step(), Err: err}
 		}
 	}
-	if notifH != nil {
-		c.ExtraFiles = append(c.ExtraFiles, notifH.child)
-		cfg.Notifier = &linux.NotifierConfig{FD: 2 + len(c.ExtraFiles), BrokerTCP: p.e.policy != nil && p.e.opts.Dialer == nil,
-			ExecWatch: len(s.Filesystem.Exec) > 0, Guard: p.guardConfig()}
+	trees, err := p.idmapSystemPaths(&cfg, c.ExtraFiles)
+	if err != nil {
+		return &SetupError{Step: "system paths id-map", Err: err}
 	}
-	if denyH != nil {
-		c.ExtraFiles = append(c.ExtraFiles, denyH.child)
-		cfg.DenyWatch = denyH.config(2+len(c.ExtraFiles), p.plan.denyWatch, p.plan.config.Mounts)
-	}
+	c.ExtraFiles = append(c.ExtraFiles, trees...)
+	p.pipes = append(p.pipes, trees...)
 	statR, statW, err := openInitStatus()
 	if err != nil {
 		return &SetupError{Step: "pipe", Err: err}
@@ -299,6 +278,14 @@ func (p *Process) spawn() error {
 	}
 
 	p.term = saveTerminal(p.cmd.Stdin)
+	if p.term != nil {
+		in, err := p.term.readOnly()
+		if err != nil {
+			return &SetupError{Step: "stdin", Err: err}
+		}
+		c.Stdin = in
+		p.pipes = append(p.pipes, in)
+	}
 	if err := c.Start(); err != nil {
 		return &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
 	}
@@ -334,34 +321,14 @@ func (p *Process) spawn() error {
 	_, werr := cfgW.Write(cfgData)
 	cfgW.Close()
 	p.pipes = nil
-	// The helper hands over its mounts after the network steps, which
-	// the gateway block below serves; the two run side by side.
-	var dwDone chan error
-	if denyH != nil && werr == nil {
-		dwDone = make(chan error, 1)
-		go func() { dwDone <- p.startDenyWatch(denyH) }()
-	}
-	var gwErr error
-	if handoff != nil && werr == nil {
-		gwErr = p.startGateway(handoff)
-		handoff.parent.Close() // a helper still waiting for the go-ahead fails
-	}
-	if notifH != nil && werr == nil && gwErr == nil {
-		gwErr = p.startNotifier(notifH)
-		notifH.parent.Close()
-	}
-	var dwErr error
-	if dwDone != nil {
-		dwErr = <-dwDone
+	var guardErr error
+	if werr == nil {
+		guardErr = p.startGuards()
 	}
 	msg, _ := io.ReadAll(errR)
-	if gwErr != nil && !errors.Is(gwErr, errHelperGone) && !errors.Is(gwErr, errNotifierHelperGone) {
+	if guardErr != nil {
 		p.reapLocked()
-		return &SetupError{Step: "egress gateway", Err: gwErr}
-	}
-	if dwErr != nil && !errors.Is(dwErr, errDenyHelperGone) {
-		p.reapLocked()
-		return &SetupError{Step: "deny watch", Err: dwErr}
+		return guardErr
 	}
 	if werr != nil {
 		p.reapLocked()
@@ -379,6 +346,9 @@ func (p *Process) spawn() error {
 		return &SetupError{Step: step, Err: classifyCommandError(step, cause)}
 	}
 	p.execd = time.Now()
+	if d, ok := p.linksMaskedDenial(); ok {
+		p.noteRefusal(d)
+	}
 	go p.watch()
 	p.watchWrites()
 	return nil
@@ -529,8 +499,7 @@ func (p *Process) Wait() (*Result, error) {
 	werr := c.Wait()
 	p.copiers.Wait()
 	// Every process of the run is gone; so go its connections.
-	netDenials := p.closeGateway()
-	fsDenials := p.closeDenyWatch()
+	guardDenials := p.closeGuards()
 	close(p.done)
 	end := time.Now()
 
@@ -570,8 +539,10 @@ func (p *Process) Wait() (*Result, error) {
 	// Every process of the run is gone: nothing can race the check.
 	protDenials, protErr := p.finishProtection()
 	res.Denials = append(res.Denials, protDenials...)
-	res.Denials = append(res.Denials, netDenials...)
-	res.Denials = append(res.Denials, fsDenials...)
+	res.Denials = append(res.Denials, guardDenials...)
+	if d, ok := p.linksMaskedDenial(); ok {
+		res.Denials = append(res.Denials, d)
+	}
 
 	if p.outs[0] != nil {
 		res.Stdout = p.outs[0].Bytes()
@@ -644,8 +615,7 @@ func (p *Process) reapLocked() {
 func (p *Process) cleanupLocked() error {
 	p.term.restore()
 	p.term = nil
-	p.closeGateway()
-	p.closeDenyWatch()
+	p.closeGuards()
 	for _, f := range p.pipes {
 		f.Close()
 	}

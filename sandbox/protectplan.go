@@ -148,7 +148,7 @@ func (p *Process) finishProtection() ([]Denial, error) {
 	p.journal = nil
 	denials, err := checkProtected(j)
 	if err != nil {
-		path := j.file.Name()
+		path := j.path
 		j.release()
 		return denials, fmt.Errorf("%w (the next start checks again; its journal %s stays until the check passes, remove it by hand once the workspace has been looked at)", err, path)
 	}

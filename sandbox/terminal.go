@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -91,4 +92,20 @@ func (s *terminalState) restore() {
 		_ = unix.IoctlSetInt(s.fd, excl, 0)
 	}
 	_, _ = unix.FcntlInt(uintptr(s.fd), unix.F_SETFL, s.flags)
+}
+
+// readOnly opens the terminal again for reading only, as the command's
+// stdin. The caller's descriptor is open for writing too (a shell's
+// terminal is), and what the command wrote to its fd 0 would reach the
+// user's screen past the output budget (--max-output). On the new open
+// file, a write fails with EBADF; reopening it for writing
+// (/proc/self/fd/0) is refused by Landlock, since the host's terminal
+// lies beneath no path of the view. Its status flags are its own, so an
+// O_NONBLOCK the command sets never reaches the caller's file either.
+func (s *terminalState) readOnly() (*os.File, error) {
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", s.fd), unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open the terminal on stdin again, for reading only: %w (a terminal in exclusive mode, TIOCEXCL, cannot be; give the command another stdin)", err)
+	}
+	return os.NewFile(uintptr(fd), "terminal (read-only)"), nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlockhq/airlock/egress"
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/guard"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
 )
 
@@ -330,31 +331,6 @@ func boundInNamespace(diag int, dev, ino uint64) (bool, error) {
 	}
 }
 
-// probeUnixGuard reports whether the supervisor can run the guard: the
-// seccomp notifier (user_notif) and pidfd_getfd (Linux 5.6), checked on
-// the supervisor itself.
-func probeUnixGuard(seccompOK bool) (bool, string) {
-	if !seccompOK {
-		return false, "seccomp is unavailable"
-	}
-	if b, err := os.ReadFile("/proc/sys/kernel/seccomp/actions_avail"); err == nil && !strings.Contains(" "+string(b)+" ", " user_notif ") {
-		return false, "the kernel lacks seccomp user notification (needs Linux 5.0)"
-	}
-	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
-	if err != nil {
-		return false, "pidfd_open: " + err.Error() + " (needs Linux 5.3)"
-	}
-	defer unix.Close(pidfd)
-	fd, err := unix.PidfdGetfd(pidfd, 0, 0)
-	if err != nil && (errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM)) {
-		return false, "pidfd_getfd: " + err.Error() + " (needs Linux 5.6)"
-	}
-	if err == nil {
-		unix.Close(fd)
-	}
-	return true, ""
-}
-
 // ipcUnixStatus lowers the ipc-isolation line when the guard cannot run,
 // and names the guard as part of the mechanism when it does.
 func ipcUnixStatus(st GuaranteeStatus, h HostInfo) GuaranteeStatus {
@@ -369,28 +345,14 @@ func ipcUnixStatus(st GuaranteeStatus, h HostInfo) GuaranteeStatus {
 	return st
 }
 
-// notifierHandoff is the socket pair the connect notifier's listener
-// travels over.
-type notifierHandoff struct {
-	parent, child *os.File
-}
-
-func newNotifierHandoff() (*notifierHandoff, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &notifierHandoff{parent: os.NewFile(uintptr(fds[0]), "notifier-handoff"), child: os.NewFile(uintptr(fds[1]), "notifier-handoff-helper")}, nil
-}
-
 // errNotifierHelperGone: the helper ended before handing over its
 // notifier; its own message on the error pipe says why.
-var errNotifierHelperGone = errors.New("the helper ended before handing over the connect notifier")
+var errNotifierHelperGone = fmt.Errorf("the connect notifier: %w", guard.ErrHelperGone)
 
 // startNotifier receives the connect notifier and the sandbox's
 // sock_diag socket and answers the notifier for the rest of the run.
-func (p *Process) startNotifier(h *notifierHandoff) error {
-	tag, fds, closed, err := recvRights(h.parent, 3)
+func (p *Process) startNotifier(h *guard.Handoff) error {
+	tag, fds, closed, err := guard.RecvRights(h.Parent, 3)
 	want := 2
 	if tag&linux.NotifierTagGuard != 0 {
 		want = 3 // and the guard proxy's socket (createguard.go)
@@ -401,7 +363,7 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 	case closed:
 		return errNotifierHelperGone
 	case len(fds) != want:
-		closeAll(fds)
+		guard.CloseAll(fds)
 		return fmt.Errorf("receive the connect notifier: want %d descriptors, got %d", want, len(fds))
 	}
 	listener, diag := fds[0], fds[1]
@@ -413,7 +375,7 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 	// outlives a helper that has already exec'd and exited.
 	var own unix.Stat_t
 	if err := unix.Stat("/proc/self/ns/net", &own); err != nil {
-		closeAll(fds)
+		guard.CloseAll(fds)
 		return fmt.Errorf("connect broker: the supervisor's network namespace: %w", err)
 	}
 	ns, err := socketNamespace(diag)
@@ -424,7 +386,7 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 		ns, err = own, nil
 	}
 	if err != nil {
-		closeAll(fds)
+		guard.CloseAll(fds)
 		return fmt.Errorf("connect broker: the sandbox's network namespace: %w", err)
 	}
 	g := &unixGuard{
@@ -444,6 +406,21 @@ func (p *Process) startNotifier(h *notifierHandoff) error {
 	}
 	p.broker = b
 	return nil
+}
+
+// closeBroker stops the run's connect broker, once every process of the
+// run is gone, and returns what its guards refused. Safe to call more
+// than once.
+func (p *Process) closeBroker() []Denial {
+	p.gwMu.Lock()
+	b := p.broker
+	p.broker = nil
+	p.gwMu.Unlock()
+	if b == nil {
+		return nil
+	}
+	b.close()
+	return append(append(b.unix.takeDenials(), b.unix.exec.take()...), b.guard.takeDenials()...)
 }
 
 // socketNamespace identifies the network namespace a socket belongs to

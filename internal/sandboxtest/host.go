@@ -266,3 +266,37 @@ func OwnCgroupDirs(t testing.TB) []string {
 	}
 	return dirs
 }
+
+// SystemSecretValue is the content of every credential SystemSecrets
+// plants; it must never appear in a sandbox's output.
+const SystemSecretValue = "airlock-test-system-credential-7c1d"
+
+// SystemSecrets returns a directory under /etc, as a system service
+// keeps its credentials (/etc/wireguard), holding key.conf (root's, mode
+// 0600), group.conf (root's, 0640, group root) and public.conf (0644,
+// the positive control). Names say nothing of what they hold. As root it
+// makes one, removed when the test ends; unprivileged, it takes the one
+// the parent made (EnvSystemSecrets) and skips when there is none.
+func SystemSecrets(t testing.TB) string {
+	t.Helper()
+	if Unprivileged() {
+		dir := os.Getenv(EnvSystemSecrets)
+		if dir == "" {
+			t.Skip("unprivileged and no root-made credentials under /etc (" + EnvSystemSecrets + ")")
+		}
+		return dir
+	}
+	dir, err := os.MkdirTemp("/etc", "airlock-test-")
+	if err != nil {
+		t.Fatalf("plant credentials under /etc: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, mode := range map[string]os.FileMode{"key.conf": 0o600, "group.conf": 0o640} {
+		writeFile(t, filepath.Join(dir, name), mode, SystemSecretValue+"\n")
+	}
+	writeFile(t, filepath.Join(dir, "public.conf"), 0o644, "public\n")
+	return dir
+}

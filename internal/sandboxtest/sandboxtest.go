@@ -51,6 +51,9 @@ const (
 	EnvHostAddr = "AIRLOCK_TEST_HOST_ADDR"
 	// EnvSetuidBinary is a copy of id(1), owned by root and setuid.
 	EnvSetuidBinary = "AIRLOCK_TEST_SETUID_BINARY"
+	// EnvSystemSecrets is a directory under /etc holding root's planted
+	// credentials (SystemSecrets).
+	EnvSystemSecrets = "AIRLOCK_TEST_SYSTEM_SECRETS"
 )
 
 // NobodyUID is the unprivileged user the suite re-runs as.

@@ -85,6 +85,10 @@ type Mount struct {
 	Mode     uint32 `json:"mode,omitempty"`
 	// Content of a MountFile.
 	Content string `json:"content,omitempty"`
+	// TreeFD, for a MountBind, is an inherited descriptor of a detached
+	// tree the supervisor made of Source (id-mapped, idmap.go), with
+	// Mount's flags already set; moved into the view instead of a clone.
+	TreeFD int `json:"tree_fd,omitempty"`
 }
 
 // LandlockConfig mirrors landlock.Ruleset; Enabled false skips Landlock

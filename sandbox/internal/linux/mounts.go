@@ -33,6 +33,10 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 		if m.Kind != MountBind {
 			continue
 		}
+		if m.TreeFD > 0 {
+			trees[i] = m.TreeFD
+			continue
+		}
 		fd, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
 			if m.Optional && errors.Is(err, unix.ENOENT) {

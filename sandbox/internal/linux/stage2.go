@@ -33,6 +33,9 @@ func init() {
 	if len(os.Args) > 0 && os.Args[0] == GuardProxyArg0 {
 		runGuardProxy()
 	}
+	if len(os.Args) > 0 && os.Args[0] == IDMapHolderArg0 {
+		runIDMapHolder()
+	}
 }
 
 // The helper's inherited descriptors.

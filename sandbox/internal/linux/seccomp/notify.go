@@ -175,12 +175,35 @@ func InstallNotifier(p Program) (int, error) {
 	fprog := unix.SockFprog{Len: uint16(len(p.Filter)), Filter: &p.Filter[0]}
 	// TSYNC with a listener needs TSYNC_ESRCH: the result must be the
 	// listener, not a thread id.
+	flags := uintptr(unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH | unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	// A stopped call waits for the supervisor's answer. In an
+	// interruptible wait, a signal the program handles without
+	// SA_RESTART (a shell's trap) makes it fail with EINTR, where the
+	// same call without airlock would have succeeded. WAIT_KILLABLE_RECV
+	// (Linux 5.19) makes the wait, once the supervisor has the call,
+	// killable only; the signal is delivered when the call returns.
+	// Older kernels refuse the flag: the filter goes on without it
+	// (KillableWait; the Report says so).
 	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_TSYNC|unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH|unix.SECCOMP_FILTER_FLAG_NEW_LISTENER,
-		uintptr(unsafe.Pointer(&fprog)))
+		flags|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, uintptr(unsafe.Pointer(&fprog)))
+	if errno == unix.EINVAL {
+		fd, _, errno = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
+	}
 	runtime.KeepAlive(p.Filter)
 	if errno != 0 {
 		return -1, fmt.Errorf("seccomp: install notifier: seccomp(SECCOMP_SET_MODE_FILTER): %w", errno)
 	}
 	return int(fd), nil
+}
+
+// KillableWait reports whether a kernel of this release (uname -r) makes
+// a call stopped by the notifier wait for its answer without being
+// interrupted by signals (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, Linux
+// 5.19), which InstallNotifier asks for.
+func KillableWait(release string) bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(release, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 5 || major == 5 && minor >= 19
 }

@@ -1,4 +1,4 @@
-package sandbox
+package guard
 
 import (
 	"errors"
@@ -8,12 +8,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// recvRights reads one message of the helper's from a hand-off socket
+// NewHandoff makes a hand-off; name names its ends in /proc/PID/fd.
+func NewHandoff(name string) (*Handoff, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Handoff{Parent: os.NewFile(uintptr(fds[0]), name+"-handoff"), Child: os.NewFile(uintptr(fds[1]), name+"-handoff-helper")}, nil
+}
+
+// RecvRights reads one message of the helper's from a hand-off socket
 // (the TAP device, the connect notifier, the deny watch's mounts): its
 // one-byte tag and the descriptors it carries (SCM_RIGHTS, at most max,
 // close-on-exec). closed reports that the helper's end shut without a
 // message. On an error no descriptor is left open.
-func recvRights(sock *os.File, max int) (tag byte, fds []int, closed bool, err error) {
+func RecvRights(sock *os.File, max int) (tag byte, fds []int, closed bool, err error) {
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4*max))
 	n, oobn, flags, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
@@ -32,27 +41,27 @@ func recvRights(sock *os.File, max int) (tag byte, fds []int, closed bool, err e
 			got, err := unix.ParseUnixRights(&msgs[i])
 			fds = append(fds, got...)
 			if err != nil {
-				closeAll(fds)
+				CloseAll(fds)
 				return 0, nil, false, err
 			}
 		}
 	}
 	if flags&unix.MSG_CTRUNC != 0 {
-		closeAll(fds)
+		CloseAll(fds)
 		return 0, nil, false, errors.New("descriptors truncated")
 	}
 	return buf[0], fds, false, nil
 }
 
-// recvOneRight is recvRights for a message that carries exactly one
+// RecvOneRight is RecvRights for a message that carries exactly one
 // descriptor, or none when none is an answer (ok false).
-func recvOneRight(sock *os.File) (fd int, ok, closed bool, err error) {
-	_, fds, closed, err := recvRights(sock, 1)
+func RecvOneRight(sock *os.File) (fd int, ok, closed bool, err error) {
+	_, fds, closed, err := RecvRights(sock, 1)
 	switch {
 	case err != nil || closed:
 		return -1, false, closed, err
 	case len(fds) > 1:
-		closeAll(fds)
+		CloseAll(fds)
 		return -1, false, false, fmt.Errorf("want one descriptor, got %d", len(fds))
 	case len(fds) == 0:
 		return -1, false, false, nil
@@ -60,7 +69,8 @@ func recvOneRight(sock *os.File) (fd int, ok, closed bool, err error) {
 	return fds[0], true, false, nil
 }
 
-func closeAll(fds []int) {
+// CloseAll closes every descriptor of fds.
+func CloseAll(fds []int) {
 	for _, fd := range fds {
 		unix.Close(fd)
 	}
