@@ -63,6 +63,8 @@ type Process struct {
 	// The state of a terminal the command gets as stdin, put back when
 	// the run ends (see terminal.go).
 	term *terminalState
+	// The supervisor's end of the command's own terminal (pty.go).
+	pty *ptyState
 
 	// The egress gateway of a run with network "allow" or "all" (see
 	// egress.go); gwMu, not mu, guards gw, since the gateway starts
@@ -277,8 +279,11 @@ func (p *Process) spawn() error {
 		go p.copyOutput(r, w)
 	}
 
-	p.term = saveTerminal(p.cmd.Stdin)
-	if p.term != nil {
+	if p.cmd.Terminal != nil {
+		if err := p.preparePTY(&cfg, c); err != nil {
+			return err
+		}
+	} else if p.term = saveTerminal(p.cmd.Stdin); p.term != nil {
 		in, err := p.term.readOnly()
 		if err != nil {
 			return &SetupError{Step: "stdin", Err: err}
@@ -346,6 +351,12 @@ func (p *Process) spawn() error {
 		return &SetupError{Step: step, Err: classifyCommandError(step, cause)}
 	}
 	p.execd = time.Now()
+	if p.pty != nil {
+		if err := p.startPTY(); err != nil {
+			p.reapLocked()
+			return err
+		}
+	}
 	if d, ok := p.linksMaskedDenial(); ok {
 		p.noteRefusal(d)
 	}
@@ -372,7 +383,7 @@ func (p *Process) cgDir() string {
 }
 
 // copyOutput forwards one stream, counting bytes against the budget.
-func (p *Process) copyOutput(r *os.File, w io.Writer) {
+func (p *Process) copyOutput(r io.ReadCloser, w io.Writer) {
 	defer p.copiers.Done()
 	defer r.Close()
 	buf := make([]byte, 32<<10)
@@ -615,6 +626,7 @@ func (p *Process) reapLocked() {
 func (p *Process) cleanupLocked() error {
 	p.term.restore()
 	p.term = nil
+	p.closePTY()
 	p.closeGuards()
 	for _, f := range p.pipes {
 		f.Close()

@@ -40,6 +40,8 @@ type Config struct {
 	// StatusFD is the helper's descriptor where its init reports a
 	// command that died of a signal (init.go); 0: none.
 	StatusFD int `json:"status_fd,omitempty"`
+	// PTY, when set, gives the command a terminal of its own (pty.go).
+	PTY *PTYConfig `json:"pty,omitempty"`
 }
 
 // Mount kinds.

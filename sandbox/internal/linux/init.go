@@ -25,6 +25,10 @@ import (
 type initState struct {
 	sigs     chan os.Signal
 	statusFD int
+	// ctty makes the command the session leader of its pty, the
+	// terminal on its stdin, as a login shell is of its terminal: job
+	// control, ^C and ^Z work as outside (pty.go).
+	ctty bool
 }
 
 // prepareInit catches every signal, so none reaches the init's default
@@ -43,6 +47,7 @@ func (st *initState) run(path string, argv, env []string) {
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setsid: st.ctty, Setctty: st.ctty, Ctty: 0},
 	})
 	fail("exec "+argv[0], err)
 	unix.Write(errorFD, []byte{ExecMarker})
