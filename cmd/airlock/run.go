@@ -36,6 +36,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	report := fs.String("report", "", "write the Result as JSON to `FILE`")
 	auditLog := fs.String("audit", "", "append spawn, enforcement and exit events to the audit log at `PATH` (\"default\": "+audit.DefaultPath()+")")
 	execID := fs.String("execution-id", "", "the execution id the events carry (default: a random one)")
+	tty := ttyAuto
+	fs.Var(&tty, "tty", "give CMD a terminal of its own: `auto` (when stdin and stdout are terminals), always (--tty) or never; without one, CMD's stdin, stdout and stderr are pipes")
+	noTTY := fs.Bool("no-tty", false, "never give CMD a terminal (--tty=never)")
 	grantTok := fs.String("grant", "", "run only with this single-use `TOKEN` from the gate, which must be for exactly this command, directory, profile and --execution-id (the Claude Code hook's sandbox rewrite passes it)")
 	help := func(w io.Writer) {
 		fmt.Fprint(w, `Usage: airlock run [FLAGS] -- CMD [ARGS...]
@@ -56,6 +59,9 @@ Flags:
 	}
 	if code, ok := parseCommandFlags(fs, args, help, exitSetup, stdout, stderr); !ok {
 		return code
+	}
+	if *noTTY {
+		tty = ttyNever
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
@@ -145,12 +151,33 @@ Flags:
 		}
 	}
 	hint := &dnsHint{w: stderr, dnsOff: p.Spec().Network.Mode != profile.NetworkModeNone, silentEACCES: !ex.Report().Host.FanotifyPerm}
-	res, err := runForwarding(ctx, cancel, ex, onStart, sandbox.Cmd{
+	cmd := sandbox.Cmd{
 		Args: argv, Dir: dir,
 		Stdin: os.Stdin, Stdout: stdout, Stderr: hint,
 		ExecutionID: *execID,
 		Grants:      grantClaims(*grantTok, argv),
-	}, sigs)
+	}
+	var term *userTerminal
+	if out, ok := stdout.(*os.File); ok && tty.wants(os.Stdin, out) {
+		// The terminal's output is the command's stdout and stderr
+		// both; the hints watch it.
+		hint.w = stdout
+		cmd.Stdout = hint
+		if term, cmd.Terminal, err = newUserTerminal(os.Stdin, out); err != nil {
+			fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
+			return exitSetup
+		}
+		defer term.restore()
+	}
+	res, err := runForwarding(ctx, cancel, ex, func(proc *sandbox.Process) {
+		if term != nil {
+			term.follow(proc)
+		}
+		onStart(ex.Report().Level)
+	}, cmd, sigs)
+	// Before any line of airlock's own, which a raw terminal would not
+	// start at the left margin.
+	term.restore()
 	if res != nil {
 		// The hints' lines were said as they happened; their denials go
 		// to the Report and the audit log with the sandbox's own.
@@ -213,7 +240,7 @@ func sayDenials(stderr io.Writer, denials []sandbox.Denial) {
 // runForwarding runs cmd, passing the first signal from sigs to the
 // command and cancelling the run at the second. A signal that comes
 // before the command runs is passed on once it does.
-func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, started func(sandbox.Level), cmd sandbox.Cmd, sigs <-chan os.Signal) (*sandbox.Result, error) {
+func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, started func(*sandbox.Process), cmd sandbox.Cmd, sigs <-chan os.Signal) (*sandbox.Result, error) {
 	proc, err := ex.Prepare(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -221,7 +248,7 @@ func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.E
 	if err := proc.Start(); err != nil {
 		return nil, err
 	}
-	started(ex.Report().Level)
+	started(proc)
 	done := make(chan struct{})
 	go func() {
 		forwarded := false
