@@ -86,9 +86,14 @@ func TestAttackPTYTerminal(t *testing.T) {
 	if o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh("tty")}); !strings.Contains(o.Stdout, "not a tty") {
 		t.Fatalf("control: a run without Terminal has a tty: %s", o)
 	}
-	proc, scr, keys := startPTY(t, sb, "/bin/sh", "-c", `tty; stty size; ps -o pid=,sid=,tpgid= -p $$; read x; stty size`)
+	proc, scr, keys := startPTY(t, sb, "/bin/sh", "-c", `tty; stty size; ps -o pid=,sid=,tpgid= -p $$; echo via-$((6*7)) > /dev/tty; setsid sh -c 'echo x > /dev/tty || echo no-ctty-$((6*7))'; read x; stty size`)
 	at := scr.waitFor(t, 0, "/dev/pts/")
 	at = scr.waitFor(t, at, "30 100")
+	// "> /dev/tty" opens it with O_CREAT, which the create guard
+	// carries out: it is the caller's terminal still, and a process
+	// without one (setsid) gets none.
+	at = scr.waitFor(t, at, "via-42")
+	at = scr.waitFor(t, at, "no-ctty-42")
 	if err := proc.Resize(40, 120); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -78,6 +80,11 @@ func (p *Process) startPTY() error {
 		p.outs[0] = &bytes.Buffer{}
 		w = p.outs[0]
 	}
+	p.gwMu.Lock()
+	if p.broker != nil {
+		p.broker.tty.Store(p.pty.master)
+	}
+	p.gwMu.Unlock()
 	p.copiers.Add(1)
 	go p.copyOutput(ptyReader{p.pty.master}, w)
 	if in := p.cmd.Stdin; in != nil {
@@ -131,4 +138,52 @@ func (p *Process) closePTY() {
 	if p.pty.master != nil {
 		p.pty.master.Close()
 	}
+}
+
+// controllingTTY opens, for a stopped open of /dev/tty (with O_CREAT, as
+// a shell's "> /dev/tty" does), the run's pty, when that is the caller's
+// controlling terminal. The create guard's proxy carries out such opens
+// as a process of its own, and /dev/tty names the opener's controlling
+// terminal: the proxy has none and gets ENXIO. The slave comes from the
+// master (TIOCGPTPEER), never from a path. -1: not this case.
+func (b *connectBroker) controllingTTY(n *seccompNotif, req *linux.GuardRequest) int {
+	master := b.tty.Load()
+	if master == nil || req.Op != linux.GuardOpen || string(req.Path1) != "/dev/tty" {
+		return -1
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n.pid))
+	if err != nil {
+		return -1
+	}
+	// Field 7, tty_nr, counted after the command name's ")".
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 5 {
+		return -1
+	}
+	nr, err := strconv.ParseUint(f[4], 10, 32)
+	if err != nil || nr == 0 {
+		return -1
+	}
+	major, minor := uint32(nr&0xfff00)>>8, uint32(nr&0xff)|uint32(nr>>12)&0xfff00
+	sc, err := master.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	slave := -1
+	flags := req.Flags&(unix.O_ACCMODE|unix.O_NONBLOCK) | unix.O_NOCTTY | unix.O_CLOEXEC
+	_ = sc.Control(func(u uintptr) {
+		r, _, errno := unix.Syscall(unix.SYS_IOCTL, u, unix.TIOCGPTPEER, uintptr(flags))
+		if errno == 0 {
+			slave = int(r)
+		}
+	})
+	if slave < 0 {
+		return -1
+	}
+	var st unix.Stat_t
+	if unix.Fstat(slave, &st) != nil || unix.Major(st.Rdev) != major || unix.Minor(st.Rdev) != minor || !b.valid(n) {
+		unix.Close(slave)
+		return -1
+	}
+	return slave
 }
