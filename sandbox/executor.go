@@ -212,6 +212,9 @@ type Cmd struct {
 	// instead of Stdin, Stdout and Stderr as they are: Stdin is copied
 	// to it and its output goes to Stdout (see Terminal).
 	Terminal *Terminal
+	// Publish makes ports the command listens on reachable on the host
+	// (see Publish).
+	Publish []Publish
 	// Timeout caps the wall time of the run; zero means the profile's
 	// budget. When both are set the smaller applies.
 	Timeout time.Duration

@@ -65,6 +65,8 @@ type Process struct {
 	term *terminalState
 	// The supervisor's end of the command's own terminal (pty.go).
 	pty *ptyState
+	// The run's published ports (publish.go).
+	pub *publisher
 
 	// The egress gateway of a run with network "allow" or "all" (see
 	// egress.go); gwMu, not mu, guards gw, since the gateway starts
@@ -279,6 +281,9 @@ func (p *Process) spawn() error {
 		go p.copyOutput(r, w)
 	}
 
+	if err := p.preparePublish(&cfg, c, flags&unix.CLONE_NEWNET != 0); err != nil {
+		return err
+	}
 	if p.cmd.Terminal != nil {
 		if err := p.preparePTY(&cfg, c); err != nil {
 			return err
@@ -357,6 +362,7 @@ func (p *Process) spawn() error {
 			return err
 		}
 	}
+	p.startPublish()
 	if d, ok := p.linksMaskedDenial(); ok {
 		p.noteRefusal(d)
 	}
@@ -515,6 +521,9 @@ func (p *Process) Wait() (*Result, error) {
 	end := time.Now()
 
 	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Level: p.e.report.Level, Guarantees: p.e.report.Guarantees, Budgets: p.e.report.Budgets, Silent: p.e.report.Silent}
+	if p.pub != nil {
+		res.Published = p.pub.ports
+	}
 	var ee *exec.ExitError
 	switch {
 	case werr == nil:
@@ -627,6 +636,7 @@ func (p *Process) cleanupLocked() error {
 	p.term.restore()
 	p.term = nil
 	p.closePTY()
+	p.closePublish()
 	p.closeGuards()
 	for _, f := range p.pipes {
 		f.Close()

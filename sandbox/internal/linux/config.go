@@ -42,6 +42,9 @@ type Config struct {
 	StatusFD int `json:"status_fd,omitempty"`
 	// PTY, when set, gives the command a terminal of its own (pty.go).
 	PTY *PTYConfig `json:"pty,omitempty"`
+	// PublishFD, when not 0, is a unix socket on which the init makes
+	// TCP sockets of the sandbox's network namespace (publish.go).
+	PublishFD int `json:"publish_fd,omitempty"`
 }
 
 // Mount kinds.

@@ -182,6 +182,9 @@ func Stage2() {
 	// before the limits.
 	ini := prepareInit(cfg.StatusFD)
 	ini.ctty = cfg.PTY != nil
+	if cfg.PublishFD > 0 {
+		serveSockets(cfg.PublishFD)
+	}
 	// The init runs as the command's user, and below Landlock ABI 8
 	// (no thread sync) its runtime threads are outside the Landlock
 	// domain. Not dumpable, the command (same uid, no CAP_SYS_PTRACE)
