@@ -38,6 +38,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	execID := fs.String("execution-id", "", "the execution id the events carry (default: a random one)")
 	tty := ttyAuto
 	fs.Var(&tty, "tty", "give CMD a terminal of its own: `auto` (when stdin and stdout are terminals), always (--tty) or never; without one, CMD's stdin, stdout and stderr are pipes")
+	var publish publishFlag
+	fs.Var(&publish, "publish", "make `[HOST_PORT:]PORT`, a port CMD listens on in the sandbox, reachable on the host's 127.0.0.1 (repeatable; HOST_PORT defaults to PORT)")
 	noTTY := fs.Bool("no-tty", false, "never give CMD a terminal (--tty=never)")
 	grantTok := fs.String("grant", "", "run only with this single-use `TOKEN` from the gate, which must be for exactly this command, directory, profile and --execution-id (the Claude Code hook's sandbox rewrite passes it)")
 	help := func(w io.Writer) {
@@ -145,7 +147,14 @@ Flags:
 	onStart := func(level sandbox.Level) {
 		if log != nil {
 			spawned = true
-			if aerr := log.Append(spawnEvent(*execID, p.Fingerprint(), argv, level)); aerr != nil {
+			ev := spawnEvent(*execID, p.Fingerprint(), argv, level)
+			if len(publish) > 0 {
+				if ev.Detail == nil {
+					ev.Detail = map[string]any{}
+				}
+				ev.Detail["published"] = publishedDetail(publish)
+			}
+			if aerr := log.Append(ev); aerr != nil {
 				fmt.Fprintln(stderr, "airlock: audit:", visible.Text(aerr.Error()))
 			}
 		}
@@ -156,6 +165,7 @@ Flags:
 		Stdin: os.Stdin, Stdout: stdout, Stderr: hint,
 		ExecutionID: *execID,
 		Grants:      grantClaims(*grantTok, argv),
+		Publish:     publish,
 	}
 	var term *userTerminal
 	if out, ok := stdout.(*os.File); ok && tty.wants(os.Stdin, out) {
@@ -170,8 +180,13 @@ Flags:
 		defer term.restore()
 	}
 	res, err := runForwarding(ctx, cancel, ex, func(proc *sandbox.Process) {
+		eol := "\n"
 		if term != nil {
 			term.follow(proc)
+			eol = "\r\n" // the terminal is raw by now
+		}
+		for _, pub := range publish {
+			fmt.Fprintf(stderr, "airlock: published: http://%s:%d/ on the host reaches port %d in the sandbox%s", pub.HostAddr, pub.HostPort, pub.Port, eol)
 		}
 		onStart(ex.Report().Level)
 	}, cmd, sigs)
@@ -329,6 +344,9 @@ func recordRun(log *audit.Log, id, fingerprint string, argv []string, res *sandb
 	exit := base
 	exit.Type = audit.TypeExit
 	exit.Detail = map[string]any{"status": res.Status, "exit_code": res.ExitCode, "run_ms": res.Timings.Run.Milliseconds(), "setup_ms": res.Timings.Setup.Milliseconds()}
+	if len(res.Published) > 0 {
+		exit.Detail["published"] = publishedDetail(res.Published)
+	}
 	return log.Append(exit)
 }
 
