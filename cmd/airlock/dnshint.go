@@ -31,7 +31,10 @@ type dnsHint struct {
 	// in for them.
 	silentEACCES bool
 	seenEACCES   bool
-	pending      []string // lines to say once the command's current line ends
+	// seenGitConfig: git could not write the protected .git/config;
+	// seenUnreach: a connect failed with the network off.
+	seenGitConfig, seenUnreach bool
+	pending                    []string // lines to say once the command's current line ends
 }
 
 // resolverFailures are the messages of failed name lookups.
@@ -56,6 +59,25 @@ var accessFailure = []byte("Permission denied")
 const accessHintLine = "airlock: 'Permission denied' may be a read of a path the sandbox masks (deny entries, /proc's kernel files), which this host lets airlock refuse but not see; --report lists what goes unseen (silent_refusals)\n"
 
 const readOnlyHintLine = "airlock: a write was refused: read-only in this sandbox are protected paths in the workspace (.git/hooks, .git/config, .airlock, ...) and everything outside it except /tmp, HOME and --allow-write paths\n"
+
+// gitConfigFailures are git's words when .git/config, protected in the
+// sandbox, cannot be written: a mount point (EBUSY for the rename over
+// it) or read-only.
+var gitConfigFailures = [][]byte{
+	[]byte("could not write config file .git/config"),
+	[]byte("could not lock config file .git/config"),
+}
+
+// unreachableFailures are strerror(ENETUNREACH) as Go and libc spell it:
+// with --net none the sandbox has only lo, and Go's resolver fails so.
+var unreachableFailures = [][]byte{
+	[]byte("network is unreachable"),
+	[]byte("Network is unreachable"),
+}
+
+const gitConfigHintLine = "airlock: .git/config is read-only in the sandbox (agent persistence); run git config on the host\n"
+
+const unreachableHintLine = "airlock: a connection failed: the network is off in this sandbox (--net none); allow the hosts the command needs with --net HOST,...\n"
 
 const dnsHintLine = "airlock: a name lookup failed: the network is off in this sandbox (--net none); allow the hosts the command needs with --net HOST,...\n"
 
@@ -89,7 +111,7 @@ func (h *dnsHint) Write(p []byte) (int, error) {
 // scanLocked looks for the messages in what the command wrote, with the
 // end of its previous write for a message split across two.
 func (h *dnsHint) scanLocked(seg []byte) {
-	if (h.seen || h.dnsOff) && h.seenROFS && (h.seenEACCES || !h.silentEACCES) {
+	if (h.seen || h.dnsOff) && (h.seenUnreach || h.dnsOff) && h.seenROFS && h.seenGitConfig && (h.seenEACCES || !h.silentEACCES) {
 		return
 	}
 	buf := append(h.tail, seg...)
@@ -101,6 +123,14 @@ func (h *dnsHint) scanLocked(seg []byte) {
 				break
 			}
 		}
+	}
+	if !h.seenUnreach && !h.dnsOff && !h.seen && containsAny(buf, unreachableFailures) {
+		h.seenUnreach = true
+		h.pending = append(h.pending, unreachableHintLine)
+	}
+	if !h.seenGitConfig && containsAny(buf, gitConfigFailures) {
+		h.seenGitConfig = true
+		h.pending = append(h.pending, gitConfigHintLine)
 	}
 	if !h.seenROFS && bytes.Contains(buf, readOnlyFailure) {
 		h.seenROFS = true
@@ -138,6 +168,14 @@ func (h *dnsHint) denials() []sandbox.Denial {
 		out = append(out, sandbox.Denial{Kind: "network", Protocol: "dns", Target: "(a name, seen in the command's stderr)",
 			Reason: "name lookup with the network off (--net none)", Live: true})
 	}
+	if h.seenUnreach {
+		out = append(out, sandbox.Denial{Kind: "network", Target: "(an address, seen in the command's stderr)",
+			Reason: "connection with the network off (--net none): network is unreachable", Live: true})
+	}
+	if h.seenGitConfig {
+		out = append(out, sandbox.Denial{Kind: "filesystem", Target: ".git/config",
+			Reason: "write to .git/config, read-only in the sandbox (agent persistence), seen in the command's stderr; run git config on the host", Live: true})
+	}
 	if h.seenROFS {
 		out = append(out, sandbox.Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
 			Reason: "write to a path that is read-only in the sandbox (Read-only file system)", Live: true})
@@ -147,4 +185,13 @@ func (h *dnsHint) denials() []sandbox.Denial {
 			Reason: "read refused (Permission denied), perhaps of a masked path, on a host where the sandbox cannot see masked reads", Live: true})
 	}
 	return out
+}
+
+func containsAny(b []byte, ms [][]byte) bool {
+	for _, m := range ms {
+		if bytes.Contains(b, m) {
+			return true
+		}
+	}
+	return false
 }

@@ -93,6 +93,12 @@ Flags:
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
+	if wd, _ := os.Getwd(); wd != "" {
+		if err := gitWorktreeRefusal(argv, wd, p); err != nil {
+			fmt.Fprintln(stderr, "airlock:", err)
+			return exitSetup
+		}
+	}
 	// The report's destination is opened before the run: a path that
 	// cannot be written fails now, not after the command did its work.
 	reportOut, err := openReport(*report, stdout)
@@ -197,6 +203,9 @@ Flags:
 		// The hints' lines were said as they happened; their denials go
 		// to the Report and the audit log with the sandbox's own.
 		res.Denials = append(res.Denials, hint.denials()...)
+		if exitStatus(res) != 0 {
+			res.Denials = append(res.Denials, privateTmpHints(argv, p)...)
+		}
 	}
 	if log != nil {
 		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err, spawned); aerr != nil {
@@ -205,6 +214,10 @@ Flags:
 	}
 	if err != nil && res == nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
+		if h := setupHint(err, p.Spec().Budgets.Pids); h != "" {
+			fmt.Fprintln(stderr, h)
+		}
+		sayDenials(stderr, privateTmpHints(argv, p))
 		switch {
 		case errors.Is(err, sandbox.ErrCommandNotFound):
 			return exitNotFound
@@ -215,7 +228,8 @@ Flags:
 	}
 	if errors.Is(err, sandbox.ErrProtectCheck) {
 		// The workspace may hold what the run planted: never exit 0.
-		fmt.Fprintln(stderr, "airlock:", err)
+		// Its names are the run's: escaped.
+		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
 	if err != nil {
