@@ -18,8 +18,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlockhq/airlock/audit"
-	"github.com/airlockhq/airlock/internal/visible"
 	airlockmcp "github.com/airlockhq/airlock/integrations/mcp"
+	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/sandbox"
