@@ -67,6 +67,9 @@ type Process struct {
 	pty *ptyState
 	// The run's published ports (publish.go).
 	pub *publisher
+	// hints watch the command's output for refusals no event reports
+	// (hints.go).
+	hints, ptyHints *outputHints
 
 	// The egress gateway of a run with network "allow" or "all" (see
 	// egress.go); gwMu, not mu, guards gw, since the gateway starts
@@ -274,7 +277,10 @@ func (p *Process) spawn() error {
 			w = p.outs[i]
 		}
 		if i == 1 {
-			lw := &lockedWriter{w: w}
+			// The hints watch stderr and say their lines there
+			// (hints.go); so do the denial lines, one at a time.
+			p.hints = p.newHints(w)
+			lw := &lockedWriter{w: p.hints}
 			p.stderr, w = lw, lw
 		}
 		p.copiers.Add(1)
@@ -564,6 +570,10 @@ func (p *Process) Wait() (*Result, error) {
 		res.Denials = append(res.Denials, d)
 	}
 
+	// The hints' lines were said as they happened; their denials go to
+	// the Result with the sandbox's own.
+	res.Denials = append(res.Denials, p.hints.denials()...)
+	res.Denials = append(res.Denials, p.ptyHints.denials()...)
 	if p.outs[0] != nil {
 		res.Stdout = p.outs[0].Bytes()
 	}

@@ -85,8 +85,12 @@ func (p *Process) startPTY() error {
 		p.broker.tty.Store(p.pty.master)
 	}
 	p.gwMu.Unlock()
+	// The terminal carries stderr too: the hints watch it, their lines
+	// ending as a raw terminal needs.
+	p.ptyHints = p.newHints(w)
+	p.ptyHints.crlf = true
 	p.copiers.Add(1)
-	go p.copyOutput(ptyReader{p.pty.master}, w)
+	go p.copyOutput(ptyReader{p.pty.master}, p.ptyHints)
 	if in := p.cmd.Stdin; in != nil {
 		go func() { _, _ = io.Copy(p.pty.master, in) }()
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/internal/visible"
-	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -165,20 +164,15 @@ Flags:
 			}
 		}
 	}
-	hint := &dnsHint{w: stderr, dnsOff: p.Spec().Network.Mode != profile.NetworkModeNone, silentEACCES: !ex.Report().Host.FanotifyPerm}
 	cmd := sandbox.Cmd{
 		Args: argv, Dir: dir,
-		Stdin: os.Stdin, Stdout: stdout, Stderr: hint,
+		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 		ExecutionID: *execID,
 		Grants:      grantClaims(*grantTok, argv),
 		Publish:     publish,
 	}
 	var term *userTerminal
 	if out, ok := stdout.(*os.File); ok && tty.wants(os.Stdin, out) {
-		// The terminal's output is the command's stdout and stderr
-		// both; the hints watch it.
-		hint.w = stdout
-		cmd.Stdout = hint
 		if term, cmd.Terminal, err = newUserTerminal(os.Stdin, out); err != nil {
 			fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 			return exitSetup
@@ -200,9 +194,6 @@ Flags:
 	// start at the left margin.
 	term.restore()
 	if res != nil {
-		// The hints' lines were said as they happened; their denials go
-		// to the Report and the audit log with the sandbox's own.
-		res.Denials = append(res.Denials, hint.denials()...)
 		if exitStatus(res) != 0 {
 			res.Denials = append(res.Denials, privateTmpHints(argv, p)...)
 		}

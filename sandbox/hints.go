@@ -1,17 +1,18 @@
-package main
+package sandbox
 
 import (
 	"bytes"
 	"io"
+	"strings"
 	"sync"
 
-	"github.com/airlockhq/airlock/sandbox"
+	"github.com/airlockhq/airlock/profile"
 )
 
 // Some refusals reach no part of airlock: with --net none a name lookup
 // fails inside the command's resolver, and a write to a read-only mount
 // (a protected path, a system path) fails with EROFS in the kernel, with
-// no event an unprivileged supervisor can read. dnsHint watches the
+// no event an unprivileged supervisor can read. outputHints watches the
 // command's stderr for the messages programs print for these (glibc,
 // curl, git, ssh, Go, Node, pip; "Read-only file system"; and, where the
 // sandbox cannot see reads of masked paths itself, "Permission denied")
@@ -19,7 +20,7 @@ import (
 // seen in the command's output. A command can print such a message
 // without the refusal: the lines and denials are hints, never a claim that
 // something was allowed.
-type dnsHint struct {
+type outputHints struct {
 	w        io.Writer
 	mu       sync.Mutex
 	tail     []byte // the end of the last write, for a message split across two
@@ -35,6 +36,14 @@ type dnsHint struct {
 	// seenUnreach: a connect failed with the network off.
 	seenGitConfig, seenUnreach bool
 	pending                    []string // lines to say once the command's current line ends
+	// crlf ends the lines with \r\n: they go to a terminal in raw mode
+	// (Cmd.Terminal).
+	crlf bool
+}
+
+// newHints watches what w receives for this run.
+func (p *Process) newHints(w io.Writer) *outputHints {
+	return &outputHints{w: w, dnsOff: p.e.profile.Spec().Network.Mode != profile.NetworkModeNone, silentEACCES: !p.e.report.Host.FanotifyPerm}
 }
 
 // resolverFailures are the messages of failed name lookups.
@@ -79,9 +88,9 @@ const gitConfigHintLine = "airlock: .git/config is read-only in the sandbox (age
 
 const unreachableHintLine = "airlock: a connection failed: the network is off in this sandbox (--net none); allow the hosts the command needs with --net HOST,...\n"
 
-const dnsHintLine = "airlock: a name lookup failed: the network is off in this sandbox (--net none); allow the hosts the command needs with --net HOST,...\n"
+const outputHintsLine = "airlock: a name lookup failed: the network is off in this sandbox (--net none); allow the hosts the command needs with --net HOST,...\n"
 
-func (h *dnsHint) Write(p []byte) (int, error) {
+func (h *outputHints) Write(p []byte) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// Line by line, so a hint goes right after the end of the command's
@@ -110,7 +119,7 @@ func (h *dnsHint) Write(p []byte) (int, error) {
 
 // scanLocked looks for the messages in what the command wrote, with the
 // end of its previous write for a message split across two.
-func (h *dnsHint) scanLocked(seg []byte) {
+func (h *outputHints) scanLocked(seg []byte) {
 	if (h.seen || h.dnsOff) && (h.seenUnreach || h.dnsOff) && h.seenROFS && h.seenGitConfig && (h.seenEACCES || !h.silentEACCES) {
 		return
 	}
@@ -119,7 +128,7 @@ func (h *dnsHint) scanLocked(seg []byte) {
 		for _, m := range resolverFailures {
 			if bytes.Contains(buf, m) {
 				h.seen = true
-				h.pending = append(h.pending, dnsHintLine)
+				h.pending = append(h.pending, outputHintsLine)
 				break
 			}
 		}
@@ -146,8 +155,11 @@ func (h *dnsHint) scanLocked(seg []byte) {
 	h.tail = append(h.tail[:0], buf...)
 }
 
-func (h *dnsHint) flushLocked() {
+func (h *outputHints) flushLocked() {
 	for _, line := range h.pending {
+		if h.crlf {
+			line = strings.TrimSuffix(line, "\n") + "\r\n"
+		}
 		_, _ = h.w.Write([]byte(line))
 	}
 	h.pending = nil
@@ -156,32 +168,35 @@ func (h *dnsHint) flushLocked() {
 // denials are the Report's records of the hints given (Live: their line
 // was said); a hint still waiting for the end of the command's line is
 // said now.
-func (h *dnsHint) denials() []sandbox.Denial {
+func (h *outputHints) denials() []Denial {
+	if h == nil {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.pending) > 0 {
 		_, _ = h.w.Write([]byte("\n"))
 		h.flushLocked()
 	}
-	var out []sandbox.Denial
+	var out []Denial
 	if h.seen {
-		out = append(out, sandbox.Denial{Kind: "network", Protocol: "dns", Target: "(a name, seen in the command's stderr)",
+		out = append(out, Denial{Kind: "network", Protocol: "dns", Target: "(a name, seen in the command's stderr)",
 			Reason: "name lookup with the network off (--net none)", Live: true})
 	}
 	if h.seenUnreach {
-		out = append(out, sandbox.Denial{Kind: "network", Target: "(an address, seen in the command's stderr)",
+		out = append(out, Denial{Kind: "network", Target: "(an address, seen in the command's stderr)",
 			Reason: "connection with the network off (--net none): network is unreachable", Live: true})
 	}
 	if h.seenGitConfig {
-		out = append(out, sandbox.Denial{Kind: "filesystem", Target: ".git/config",
+		out = append(out, Denial{Kind: "filesystem", Target: ".git/config",
 			Reason: "write to .git/config, read-only in the sandbox (agent persistence), seen in the command's stderr; run git config on the host", Live: true})
 	}
 	if h.seenROFS {
-		out = append(out, sandbox.Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
+		out = append(out, Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
 			Reason: "write to a path that is read-only in the sandbox (Read-only file system)", Live: true})
 	}
 	if h.seenEACCES {
-		out = append(out, sandbox.Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
+		out = append(out, Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
 			Reason: "read refused (Permission denied), perhaps of a masked path, on a host where the sandbox cannot see masked reads", Live: true})
 	}
 	return out
