@@ -68,6 +68,14 @@ type connectBroker struct {
 	brokerTCP bool            // connect allowed TCP destinations with host sockets
 	unix      *unixGuard
 	guard     *createGuard // nil without the create guard
+	// maker makes the host sockets in the run's cgroup; nil without a
+	// writable cgroup (the supervisor makes them, and the memory budget
+	// is an rlimit that counts no socket anyway).
+	maker *socketMaker
+	// conns are the host sockets made, ended with the run
+	// (sockdestroy.go).
+	connsMu   sync.Mutex
+	conns     []hostConn
 	timeout   time.Duration
 	sandboxNS unix.Stat_t // the sandbox's network namespace
 	// tty is the master of the run's pty, once it has one (pty.go).
@@ -81,8 +89,8 @@ type connectBroker struct {
 // network namespace; gw is nil without a network, and brokerTCP says
 // whether the helper's Landlock domain refuses TCP connects, so that
 // host sockets may be handed over.
-func startConnectBroker(listener int, sandboxNS unix.Stat_t, gw *egress.Gateway, brokerTCP bool, g *unixGuard, cg *createGuard, timeout time.Duration) (*connectBroker, error) {
-	b := &connectBroker{listener: listener, stop: -1, gw: gw, brokerTCP: brokerTCP && gw != nil, unix: g, guard: cg, timeout: timeout, sandboxNS: sandboxNS}
+func startConnectBroker(listener int, sandboxNS unix.Stat_t, gw *egress.Gateway, brokerTCP bool, g *unixGuard, cg *createGuard, maker *socketMaker, timeout time.Duration) (*connectBroker, error) {
+	b := &connectBroker{listener: listener, stop: -1, gw: gw, brokerTCP: brokerTCP && gw != nil, unix: g, guard: cg, maker: maker, timeout: timeout, sandboxNS: sandboxNS}
 	stop, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		unix.Close(listener)
@@ -109,6 +117,8 @@ func (b *connectBroker) close() {
 		binary.NativeEndian.PutUint64(one[:], 1)
 		unix.Write(b.stop, one[:])
 		b.wg.Wait()
+		b.maker.close()
+		b.endHostConns()
 		unix.Close(b.listener)
 		unix.Close(b.stop)
 		b.unix.close()
@@ -436,7 +446,13 @@ var copiedOptions = []struct{ level, opt int }{
 // closes; without, a connection under way comes back with EINPROGRESS.
 // A refusal comes back as its errno and no socket.
 func (b *connectBroker) dial(domain int, dst netip.AddrPort, from int, wait bool) (int, unix.Errno) {
-	s, err := unix.Socket(domain, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	var s int
+	var err error
+	if b.maker != nil {
+		s, err = b.maker.socket(domain)
+	} else {
+		s, err = unix.Socket(domain, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	}
 	if err != nil {
 		return -1, unix.ENOBUFS
 	}
@@ -462,6 +478,9 @@ func (b *connectBroker) dial(domain int, dst netip.AddrPort, from int, wait bool
 		sa = &unix.SockaddrInet6{Port: int(dst.Port()), Addr: dst.Addr().As16()}
 	}
 	err = unix.Connect(s, sa)
+	if err == nil || errors.Is(err, unix.EINPROGRESS) {
+		b.remember(s, dst)
+	}
 	if errors.Is(err, unix.EINPROGRESS) {
 		if !wait {
 			return s, unix.EINPROGRESS

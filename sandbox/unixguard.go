@@ -398,7 +398,11 @@ func (p *Process) startNotifier(h *guard.Handoff) error {
 	}
 	p.gwMu.Lock()
 	defer p.gwMu.Unlock()
-	b, err := startConnectBroker(listener, ns, p.gw, tag&linux.NotifierTagBrokerTCP != 0, g, cg, egress.DefaultDialTimeout)
+	var maker *socketMaker
+	if p.cg != nil {
+		maker = &socketMaker{cg: p.cg}
+	}
+	b, err := startConnectBroker(listener, ns, p.gw, tag&linux.NotifierTagBrokerTCP != 0, g, cg, maker, egress.DefaultDialTimeout)
 	if err != nil {
 		unix.Close(diag)
 		cg.close()

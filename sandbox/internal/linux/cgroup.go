@@ -196,6 +196,10 @@ func (cg *Cgroup) apply(lim Limits) error {
 		// memsw exists only with swap accounting; where it does, no swap.
 		optional("memory", "memory.memsw.limit_in_bytes", strconv.FormatInt(lim.MemoryBytes, 10))
 		optional("memory", "memory.swappiness", "0")
+		// v1 charges socket buffers to a cgroup only once it has a TCP
+		// limit, and counts them apart from memory.limit_in_bytes: the
+		// same amount bounds them (v2 counts both in memory.max).
+		optional("memory", "memory.kmem.tcp.limit_in_bytes", strconv.FormatInt(lim.MemoryBytes, 10))
 	}
 	if lim.Pids > 0 {
 		if err := write("pids", "pids.max", strconv.FormatInt(lim.Pids, 10)); err != nil {

@@ -36,6 +36,9 @@ func init() {
 	if len(os.Args) > 0 && os.Args[0] == IDMapHolderArg0 {
 		runIDMapHolder()
 	}
+	if len(os.Args) > 0 && os.Args[0] == SocketMakerArg0 {
+		runSocketMaker()
+	}
 }
 
 // The helper's inherited descriptors.
