@@ -3,6 +3,9 @@ package sandbox_test
 import (
 	"context"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -236,5 +239,35 @@ print("ttyname", os.ttyname(0), os.ttyname(os.open("/dev/tty", os.O_RDWR)))
 	}
 	if got := sandboxtest.PendingInput(t, caller); got != "" {
 		t.Errorf("ATTACK SUCCEEDED: %q reached the caller's terminal input", got)
+	}
+}
+
+// vim works on the pty as at a terminal: it starts full-screen (the
+// alternate screen), takes keys in insert and command mode, and writes
+// the file, which is on the host after the run.
+func TestAttackPTYVim(t *testing.T) {
+	vim, err := exec.LookPath("vim")
+	if err != nil {
+		t.Skip("vim not installed")
+	}
+	sb, _ := attackTarget(t, nil)
+	proc, scr, keys := startPTY(t, sb, vim, "-u", "NONE", "-N", "notes.txt")
+	scr.waitFor(t, 0, "\x1b[?1049h") // the alternate screen: vim found a terminal
+	time.Sleep(500 * time.Millisecond)
+	for _, k := range []string{"ihello from vim", "\x1b", ":wq\r"} {
+		if _, err := keys.Write([]byte(k)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	res, err := proc.Wait()
+	if err != nil || res.Status != sandbox.StatusSucceeded {
+		t.Fatalf("vim: %v %+v", err, res)
+	}
+	if b, err := os.ReadFile(filepath.Join(sb.Workspace, "notes.txt")); err != nil || string(b) != "hello from vim\n" {
+		t.Errorf("notes.txt on the host: %q %v; vim's screen:\n%q", b, err, scr)
+	}
+	if strings.Contains(scr.String(), "Output is not to a terminal") || strings.Contains(scr.String(), "Input is not from a terminal") {
+		t.Errorf("vim found no terminal:\n%q", scr)
 	}
 }
