@@ -271,3 +271,22 @@ func TestAttackPTYVim(t *testing.T) {
 		t.Errorf("vim found no terminal:\n%q", scr)
 	}
 }
+
+// ^Z on a command that is not a shell leaves nothing stopped for good:
+// there is no shell in the sandbox to resume it, so it goes on, and ^C
+// still ends it.
+func TestAttackPTYSuspendNoShell(t *testing.T) {
+	sb, _ := attackTarget(t, nil)
+	src := "import sys, time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.2)\n"
+	proc, scr, keys := startPTY(t, sb, sandboxtest.Python, "-c", src)
+	at := scr.waitFor(t, 0, "tick 1")
+	keys.Write([]byte("\x1a"))
+	at = scr.waitFor(t, at, "tick 5") // it goes on after ^Z
+	keys.Write([]byte("\x03"))
+	scr.waitFor(t, at, "KeyboardInterrupt")
+	res, err := proc.Wait()
+	// Python ends with 1 or, since 3.12, dies of the SIGINT itself.
+	if err != nil || res.ExitCode != 1 && res.Signal != "interrupt" {
+		t.Errorf("after ^C: %v, status %s exit %d signal %q", err, res.Status, res.ExitCode, res.Signal)
+	}
+}

@@ -77,11 +77,23 @@ func (st *initState) run(path string, argv, env []string) {
 // reap collects every child that has ended; when the command is among
 // them, the init reports and exits.
 func (st *initState) reap(cmd int) {
+	flags := unix.WNOHANG
+	if st.ctty {
+		flags |= unix.WUNTRACED
+	}
 	for {
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		pid, err := unix.Wait4(-1, &ws, flags, nil)
 		if pid <= 0 || err != nil {
 			return
+		}
+		if pid == cmd && ws.Stopped() {
+			// ^Z on the pty stopped the command itself (a shell never
+			// stops itself): no shell in the sandbox would ever go on
+			// with it, and the user's keys would reach nothing. It goes
+			// on at once, as if it ignored the key.
+			_ = unix.Kill(-cmd, unix.SIGCONT)
+			continue
 		}
 		if pid == cmd {
 			st.exit(ws)
