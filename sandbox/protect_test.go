@@ -72,7 +72,7 @@ func TestProtectedPaths(t *testing.T) {
 		// the read-only hint records the "Read-only file system" the
 		// command printed (hints.go).
 		for _, d := range res.Denials {
-			if d.Target != ".vscode" && d.Target != ".mcp.json" && d.Target != "(a path, seen in the command's stderr)" {
+			if d.Target != ".vscode" && d.Target != ".mcp.json" && d.Target != hintTarget {
 				t.Errorf("unexpected denial %+v", d)
 			}
 		}
