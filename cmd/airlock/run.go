@@ -178,6 +178,9 @@ Flags:
 			return exitSetup
 		}
 		defer term.restore()
+		// The sandbox's own lines (refusals as they happen) reach the
+		// raw terminal too.
+		cmd.Stderr = crlfWriter{stderr}
 	}
 	res, err := runForwarding(ctx, cancel, ex, func(proc *sandbox.Process) {
 		eol := "\n"

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -145,4 +147,17 @@ func (u *userTerminal) restore() {
 		_ = unix.IoctlSetTermios(u.in, unix.TCSETS, u.saved)
 		u.saved = nil
 	}
+}
+
+// crlfWriter ends each line with \r\n: airlock's own lines during a run
+// with a terminal go to the user's terminal in raw mode, where a bare \n
+// would not return to the left margin.
+type crlfWriter struct{ w io.Writer }
+
+func (c crlfWriter) Write(p []byte) (int, error) {
+	out := bytes.ReplaceAll(bytes.ReplaceAll(p, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
+	if _, err := c.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

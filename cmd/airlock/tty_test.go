@@ -223,3 +223,14 @@ func TestTTYModeFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestCRLFWriter: airlock's lines on a raw terminal end in \r\n, once.
+func TestCRLFWriter(t *testing.T) {
+	for in, want := range map[string]string{"a\n": "a\r\n", "a\r\nb\n": "a\r\nb\r\n", "no newline": "no newline", "\n\n": "\r\n\r\n"} {
+		var b strings.Builder
+		n, err := crlfWriter{&b}.Write([]byte(in))
+		if err != nil || n != len(in) || b.String() != want {
+			t.Errorf("Write(%q) = %d, %v, wrote %q; want %q", in, n, err, b.String(), want)
+		}
+	}
+}
