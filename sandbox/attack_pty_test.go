@@ -289,3 +289,29 @@ func TestAttackPTYSuspendNoShell(t *testing.T) {
 		t.Errorf("after ^C: %v, status %s exit %d signal %q", err, res.Status, res.ExitCode, res.Signal)
 	}
 }
+
+// Input that ends (a pipe given to a run with a terminal) ends on the
+// terminal too: cat reads it and its end, and exits.
+func TestAttackPTYInputEnds(t *testing.T) {
+	sb, _ := attackTarget(t, nil)
+	for _, in := range []string{"line one\nline two\n", "no newline"} {
+		scr := newScreen()
+		proc, err := sb.Executor.Prepare(context.Background(), sandbox.Cmd{
+			Args: []string{"/bin/cat"}, Stdin: strings.NewReader(in), Stdout: scr,
+			Terminal: &sandbox.Terminal{Rows: 24, Cols: 80}, Timeout: time.Minute,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := proc.Start(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := proc.Wait()
+		if err != nil || res.Status != sandbox.StatusSucceeded {
+			t.Errorf("%q: %v, status %s; want cat to end with its input", in, err, res.Status)
+		}
+		if want := strings.TrimSuffix(in, "\n"); !strings.Contains(strings.ReplaceAll(scr.String(), "\r\n", "\n"), want) {
+			t.Errorf("%q: the terminal shows %q", in, scr)
+		}
+	}
+}

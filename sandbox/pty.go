@@ -92,9 +92,38 @@ func (p *Process) startPTY() error {
 	p.copiers.Add(1)
 	go p.copyOutput(ptyReader{p.pty.master}, p.ptyHints)
 	if in := p.cmd.Stdin; in != nil {
-		go func() { _, _ = io.Copy(p.pty.master, in) }()
+		go p.pty.feed(in)
 	}
 	return nil
+}
+
+// feed copies in to the master. At the end of in (a pipe, with --tty
+// in a pipeline) the terminal's EOF key follows, once after a complete
+// line and twice after a partial one, so the command reads its end as it
+// would from a pipe.
+func (s *ptyState) feed(in io.Reader) {
+	buf := make([]byte, 32<<10)
+	last := byte('\n')
+	for {
+		n, err := in.Read(buf)
+		if n > 0 {
+			if _, werr := s.master.Write(buf[:n]); werr != nil {
+				return
+			}
+			last = buf[n-1]
+		}
+		if err == io.EOF {
+			eof := []byte{4}
+			if last != '\n' {
+				eof = []byte{4, 4}
+			}
+			_, _ = s.master.Write(eof)
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // ptyReader ends at EIO, what a master reads once every slave is closed
