@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -76,8 +78,10 @@ type connectBroker struct {
 	conns     []hostConn
 	timeout   time.Duration
 	sandboxNS unix.Stat_t // the sandbox's network namespace
-	wg        sync.WaitGroup
-	once      sync.Once
+	// tty is the master of the run's pty, once it has one (pty.go).
+	tty  atomic.Pointer[os.File]
+	wg   sync.WaitGroup
+	once sync.Once
 }
 
 // startConnectBroker serves listener until close; it takes ownership of

@@ -194,6 +194,9 @@ func (b *connectBroker) answerCreate(n *seccompNotif) {
 		b.reply(n, unix.EPERM)
 		return
 	}
+	if fd < 0 && unix.Errno(ans.Errno) == unix.ENXIO {
+		fd = b.controllingTTY(n, req)
+	}
 	if fd < 0 {
 		b.reply(n, unix.Errno(ans.Errno))
 		return

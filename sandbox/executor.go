@@ -208,6 +208,13 @@ type Cmd struct {
 	// profile's output budget ends the run with StatusOutputLimitExceeded.
 	Stdout io.Writer
 	Stderr io.Writer
+	// Terminal, when set, gives the command a terminal of its own
+	// instead of Stdin, Stdout and Stderr as they are: Stdin is copied
+	// to it and its output goes to Stdout (see Terminal).
+	Terminal *Terminal
+	// Publish makes ports the command listens on reachable on the host
+	// (see Publish).
+	Publish []Publish
 	// Timeout caps the wall time of the run; zero means the profile's
 	// budget. When both are set the smaller applies.
 	Timeout time.Duration

@@ -64,6 +64,13 @@ type Process struct {
 	// The state of a terminal the command gets as stdin, put back when
 	// the run ends (see terminal.go).
 	term *terminalState
+	// The supervisor's end of the command's own terminal (pty.go).
+	pty *ptyState
+	// The run's published ports (publish.go).
+	pub *publisher
+	// hints watch the command's output for refusals no event reports
+	// (hints.go).
+	hints, ptyHints *outputHints
 
 	// The egress gateway of a run with network "allow" or "all" (see
 	// egress.go); gwMu, not mu, guards gw, since the gateway starts
@@ -280,15 +287,24 @@ func (p *Process) spawn() error {
 			w = p.outs[i]
 		}
 		if i == 1 {
-			lw := &lockedWriter{w: w}
+			// The hints watch stderr and say their lines there
+			// (hints.go); so do the denial lines, one at a time.
+			p.hints = p.newHints(w)
+			lw := &lockedWriter{w: p.hints}
 			p.stderr, w = lw, lw
 		}
 		p.copiers.Add(1)
 		go p.copyOutput(r, w)
 	}
 
-	p.term = saveTerminal(p.cmd.Stdin)
-	if p.term != nil {
+	if err := p.preparePublish(&cfg, c, flags&unix.CLONE_NEWNET != 0); err != nil {
+		return err
+	}
+	if p.cmd.Terminal != nil {
+		if err := p.preparePTY(&cfg, c); err != nil {
+			return err
+		}
+	} else if p.term = saveTerminal(p.cmd.Stdin); p.term != nil {
 		in, err := p.term.readOnly()
 		if err != nil {
 			return &SetupError{Step: "stdin", Err: err}
@@ -356,6 +372,13 @@ func (p *Process) spawn() error {
 		return &SetupError{Step: step, Err: classifyCommandError(step, cause)}
 	}
 	p.execd = time.Now()
+	if p.pty != nil {
+		if err := p.startPTY(); err != nil {
+			p.reapLocked()
+			return err
+		}
+	}
+	p.startPublish()
 	if d, ok := p.linksMaskedDenial(); ok {
 		p.noteRefusal(d)
 	}
@@ -382,7 +405,7 @@ func (p *Process) cgDir() string {
 }
 
 // copyOutput forwards one stream, counting bytes against the budget.
-func (p *Process) copyOutput(r *os.File, w io.Writer) {
+func (p *Process) copyOutput(r io.ReadCloser, w io.Writer) {
 	defer p.copiers.Done()
 	defer r.Close()
 	buf := make([]byte, 32<<10)
@@ -515,6 +538,9 @@ func (p *Process) Wait() (*Result, error) {
 
 	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Budgets: p.e.report.Budgets, Silent: p.e.report.Silent}
 	res.Guarantees, res.Level = p.runGuarantees()
+	if p.pub != nil {
+		res.Published = p.pub.ports
+	}
 	var ee *exec.ExitError
 	switch {
 	case werr == nil:
@@ -555,6 +581,10 @@ func (p *Process) Wait() (*Result, error) {
 		res.Denials = append(res.Denials, d)
 	}
 
+	// The hints' lines were said as they happened; their denials go to
+	// the Result with the sandbox's own.
+	res.Denials = append(res.Denials, p.hints.denials()...)
+	res.Denials = append(res.Denials, p.ptyHints.denials()...)
 	if p.outs[0] != nil {
 		res.Stdout = p.outs[0].Bytes()
 	}
@@ -626,6 +656,8 @@ func (p *Process) reapLocked() {
 func (p *Process) cleanupLocked() error {
 	p.term.restore()
 	p.term = nil
+	p.closePTY()
+	p.closePublish()
 	p.closeGuards()
 	for _, f := range p.pipes {
 		f.Close()

@@ -38,6 +38,9 @@ type Result struct {
 	Silent      []string           `json:"silent_refusals,omitempty"`
 	Fingerprint string             `json:"profile_fingerprint"`
 	Limits      map[string]float64 `json:"limits,omitempty"`
+	// Published lists the command's ports reachable from the host
+	// (Cmd.Publish).
+	Published []Publish `json:"published,omitempty"`
 }
 
 // Timings of one run. Prepare, Setup and Run follow each other; Total is

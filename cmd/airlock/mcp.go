@@ -19,6 +19,7 @@ import (
 
 	"github.com/airlockhq/airlock/audit"
 	airlockmcp "github.com/airlockhq/airlock/integrations/mcp"
+	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/sandbox"
 	"github.com/airlockhq/airlock/workspace"
@@ -149,7 +150,7 @@ Flags:
 	}
 	g, err := m.gate(false)
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock mcp serve:", err)
+		fmt.Fprintln(stderr, "airlock mcp serve:", visible.Text(err.Error()))
 		return 1
 	}
 	if g.Audit != nil {
@@ -157,19 +158,19 @@ Flags:
 	}
 	ex, err := sandbox.New(g.Profile)
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock mcp serve:", err)
+		fmt.Fprintln(stderr, "airlock mcp serve:", visible.Text(err.Error()))
 		return 1
 	}
 	srv, err := airlockmcp.NewServer(airlockmcp.ServerOptions{Gate: g, Executor: ex, Version: version})
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock mcp serve:", err)
+		fmt.Fprintln(stderr, "airlock mcp serve:", visible.Text(err.Error()))
 		return 1
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
 	if *httpAddr == "" {
 		if err := srv.ServeStdio(ctx); err != nil && ctx.Err() == nil {
-			fmt.Fprintln(stderr, "airlock mcp serve:", err)
+			fmt.Fprintln(stderr, "airlock mcp serve:", visible.Text(err.Error()))
 			return 1
 		}
 		return 0
@@ -182,7 +183,7 @@ Flags:
 func serveHTTP(ctx context.Context, addr, tokenPath string, h http.Handler, workspace string, stderr io.Writer) int {
 	if !loopbackAddr(addr) {
 		fmt.Fprintf(stderr, "airlock mcp serve: --http %s: listen on a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); "+
-			"the token is sent in clear text over plain HTTP, so the server is for this machine only\n", addr)
+			"the token is sent in clear text over plain HTTP, so the server is for this machine only\n", visible.Text(addr))
 		return exitUsage
 	}
 	h, tokenPath, note, code := withToken(tokenPath, h, stderr)
@@ -191,10 +192,10 @@ func serveHTTP(ctx context.Context, addr, tokenPath string, h http.Handler, work
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock mcp serve:", err)
+		fmt.Fprintln(stderr, "airlock mcp serve:", visible.Text(err.Error()))
 		return 1
 	}
-	fmt.Fprintf(stderr, "airlock mcp serve: listening on http://%s/ (workspace %s; clients send Authorization: Bearer with the token in %s)\n", ln.Addr(), workspace, tokenPath)
+	fmt.Fprintf(stderr, "airlock mcp serve: listening on http://%s/ (workspace %s; clients send Authorization: Bearer with the token in %s)\n", ln.Addr(), visible.Text(workspace), visible.Text(tokenPath))
 	fmt.Fprint(stderr, note)
 	hs := &http.Server{Handler: h}
 	go func() {
@@ -202,7 +203,7 @@ func serveHTTP(ctx context.Context, addr, tokenPath string, h http.Handler, work
 		_ = hs.Close()
 	}()
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintln(stderr, "airlock mcp serve:", err)
+		fmt.Fprintln(stderr, "airlock mcp serve:", visible.Text(err.Error()))
 		return 1
 	}
 	return 0
@@ -269,7 +270,7 @@ Flags:
 	}
 	g, err := m.gate(true)
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock mcp proxy:", err)
+		fmt.Fprintln(stderr, "airlock mcp proxy:", visible.Text(err.Error()))
 		return 1
 	}
 	if g.Audit != nil {
@@ -277,7 +278,7 @@ Flags:
 	}
 	ex, err := sandbox.New(g.Profile)
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock mcp proxy:", err)
+		fmt.Fprintln(stderr, "airlock mcp proxy:", visible.Text(err.Error()))
 		return 1
 	}
 	ctx, cancel := signalContext()
@@ -286,11 +287,11 @@ Flags:
 		Gate: g, Name: *name, Executor: ex, Args: argv, Stderr: stderr, Version: version,
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, "airlock mcp proxy:", err)
+		fmt.Fprintln(stderr, "airlock mcp proxy:", visible.Text(err.Error()))
 		return 1
 	}
 	if err := p.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil {
-		fmt.Fprintln(stderr, "airlock mcp proxy:", err)
+		fmt.Fprintln(stderr, "airlock mcp proxy:", visible.Text(err.Error()))
 		return 1
 	}
 	return 0

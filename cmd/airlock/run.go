@@ -16,7 +16,6 @@ import (
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/internal/proctime"
 	"github.com/airlockhq/airlock/internal/visible"
-	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -37,6 +36,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	report := fs.String("report", "", "write the Result as JSON to `FILE`")
 	auditLog := fs.String("audit", "", "append spawn, enforcement and exit events to the audit log at `PATH` (\"default\": "+audit.DefaultPath()+")")
 	execID := fs.String("execution-id", "", "the execution id the events carry (default: a random one)")
+	tty := ttyAuto
+	fs.Var(&tty, "tty", "give CMD a terminal of its own: `auto` (when stdin and stdout are terminals), always (--tty) or never; without one, CMD's stdin, stdout and stderr are pipes")
+	var publish publishFlag
+	fs.Var(&publish, "publish", "make `[HOST_PORT:]PORT`, a port CMD listens on in the sandbox, reachable on the host's 127.0.0.1 (repeatable; HOST_PORT defaults to PORT)")
+	noTTY := fs.Bool("no-tty", false, "never give CMD a terminal (--tty=never)")
 	grantTok := fs.String("grant", "", "run only with this single-use `TOKEN` from the gate, which must be for exactly this command, directory, profile and --execution-id (the Claude Code hook's sandbox rewrite passes it)")
 	help := func(w io.Writer) {
 		fmt.Fprint(w, `Usage: airlock run [FLAGS] -- CMD [ARGS...]
@@ -57,6 +61,9 @@ Flags:
 	}
 	if code, ok := parseCommandFlags(fs, args, help, exitSetup, stdout, stderr); !ok {
 		return code
+	}
+	if *noTTY {
+		tty = ttyNever
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
@@ -87,6 +94,12 @@ Flags:
 		return exitSetup
 	}
 	p := pol.Profile
+	if wd, _ := os.Getwd(); wd != "" {
+		if err := gitWorktreeRefusal(argv, wd, p); err != nil {
+			fmt.Fprintln(stderr, "airlock:", err)
+			return exitSetup
+		}
+	}
 	// The report's destination is opened before the run: a path that
 	// cannot be written fails now, not after the command did its work.
 	reportOut, err := openReport(*report, stdout)
@@ -141,22 +154,54 @@ Flags:
 	onStart := func(level sandbox.Level) {
 		if log != nil {
 			spawned = true
-			if aerr := log.Append(spawnEvent(*execID, p.Fingerprint(), argv, level)); aerr != nil {
+			ev := spawnEvent(*execID, p.Fingerprint(), argv, level)
+			if len(publish) > 0 {
+				if ev.Detail == nil {
+					ev.Detail = map[string]any{}
+				}
+				ev.Detail["published"] = publishedDetail(publish)
+			}
+			if aerr := log.Append(ev); aerr != nil {
 				fmt.Fprintln(stderr, "airlock: audit:", visible.Text(aerr.Error()))
 			}
 		}
 	}
-	hint := &dnsHint{w: stderr, dnsOff: p.Spec().Network.Mode != profile.NetworkModeNone, silentEACCES: !ex.Report().Host.FanotifyPerm}
-	res, err := runForwarding(ctx, cancel, ex, onStart, sandbox.Cmd{
+	cmd := sandbox.Cmd{
 		Args: argv, Dir: dir,
-		Stdin: os.Stdin, Stdout: stdout, Stderr: hint,
+		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 		ExecutionID: *execID,
 		Grants:      grantClaims(*grantTok, argv),
-	}, sigs)
+		Publish:     publish,
+	}
+	var term *userTerminal
+	if out, ok := stdout.(*os.File); ok && tty.wants(os.Stdin, out) {
+		if term, cmd.Terminal, err = newUserTerminal(os.Stdin, out); err != nil {
+			fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
+			return exitSetup
+		}
+		defer term.restore()
+		// The sandbox's own lines (refusals as they happen) reach the
+		// raw terminal too.
+		cmd.Stderr = crlfWriter{stderr}
+	}
+	res, err := runForwarding(ctx, cancel, ex, func(proc *sandbox.Process) {
+		eol := "\n"
+		if term != nil {
+			term.follow(proc)
+			eol = "\r\n" // the terminal is raw by now
+		}
+		for _, pub := range publish {
+			fmt.Fprintf(stderr, "airlock: published: http://%s:%d/ on the host reaches port %d in the sandbox%s", pub.HostAddr, pub.HostPort, pub.Port, eol)
+		}
+		onStart(ex.Report().Level)
+	}, cmd, sigs)
+	// Before any line of airlock's own, which a raw terminal would not
+	// start at the left margin.
+	term.restore()
 	if res != nil {
-		// The hints' lines were said as they happened; their denials go
-		// to the Report and the audit log with the sandbox's own.
-		res.Denials = append(res.Denials, hint.denials()...)
+		if exitStatus(res) != 0 {
+			res.Denials = append(res.Denials, privateTmpHints(argv, p)...)
+		}
 	}
 	if log != nil {
 		if aerr := recordRun(log, *execID, p.Fingerprint(), argv, res, err, spawned); aerr != nil {
@@ -165,6 +210,10 @@ Flags:
 	}
 	if err != nil && res == nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
+		if h := setupHint(err, p.Spec().Budgets.Pids); h != "" {
+			fmt.Fprintln(stderr, h)
+		}
+		sayDenials(stderr, privateTmpHints(argv, p))
 		switch {
 		case errors.Is(err, sandbox.ErrCommandNotFound):
 			return exitNotFound
@@ -175,7 +224,8 @@ Flags:
 	}
 	if errors.Is(err, sandbox.ErrProtectCheck) {
 		// The workspace may hold what the run planted: never exit 0.
-		fmt.Fprintln(stderr, "airlock:", err)
+		// Its names are the run's: escaped.
+		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
 	if err != nil {
@@ -218,7 +268,7 @@ func sayDenials(stderr io.Writer, denials []sandbox.Denial) {
 // runForwarding runs cmd, passing the first signal from sigs to the
 // command and cancelling the run at the second. A signal that comes
 // before the command runs is passed on once it does.
-func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, started func(sandbox.Level), cmd sandbox.Cmd, sigs <-chan os.Signal) (*sandbox.Result, error) {
+func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, started func(*sandbox.Process), cmd sandbox.Cmd, sigs <-chan os.Signal) (*sandbox.Result, error) {
 	proc, err := ex.Prepare(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -226,7 +276,7 @@ func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.E
 	if err := proc.Start(); err != nil {
 		return nil, err
 	}
-	started(ex.Report().Level)
+	started(proc)
 	done := make(chan struct{})
 	go func() {
 		forwarded := false
@@ -307,6 +357,9 @@ func recordRun(log *audit.Log, id, fingerprint string, argv []string, res *sandb
 	exit := base
 	exit.Type = audit.TypeExit
 	exit.Detail = map[string]any{"status": res.Status, "exit_code": res.ExitCode, "run_ms": res.Timings.Run.Milliseconds(), "setup_ms": res.Timings.Setup.Milliseconds()}
+	if len(res.Published) > 0 {
+		exit.Detail["published"] = publishedDetail(res.Published)
+	}
 	return log.Append(exit)
 }
 

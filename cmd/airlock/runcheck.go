@@ -34,6 +34,9 @@ func (f *profileFlags) loadChecked(fs *flag.FlagSet) (*workspace.Policy, error) 
 	if set["cpu"] && f.cpu == 0 {
 		return nil, errors.New("--cpu 0: use a positive number of cores such as 1.5, or leave --cpu out for no CPU budget")
 	}
+	if err := budgetUsage(set, f); err != nil {
+		return nil, err
+	}
 	if set["timeout"] && f.timeout <= 0 {
 		return nil, fmt.Errorf("--timeout %s: use a positive duration such as 30s, or leave --timeout out for none", f.timeout)
 	}

@@ -56,7 +56,13 @@ func flagErrorLine(fs *flag.FlagSet, err error) string {
 		_, scanErr = fmt.Sscanf(msg, "invalid boolean value %q for %s", &value, &name)
 	}
 	if scanErr == nil {
+		// A flag's own Value says what it wants after the name (a
+		// builtin's is only "parse error").
+		_, own, _ := strings.Cut(msg, name+" ")
 		name = strings.TrimSuffix(strings.TrimLeft(name, "-"), ":")
+		if f := fs.Lookup(name); f != nil && own != "" && !strings.HasPrefix(fmt.Sprintf("%T", f.Value), "*flag.") {
+			return fmt.Sprintf("--%s %s: %s", name, value, own)
+		}
 		return fmt.Sprintf("--%s %s: %s", name, value, fixFor(fs, name, value))
 	}
 	return msg

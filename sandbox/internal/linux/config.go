@@ -40,6 +40,11 @@ type Config struct {
 	// StatusFD is the helper's descriptor where its init reports a
 	// command that died of a signal (init.go); 0: none.
 	StatusFD int `json:"status_fd,omitempty"`
+	// PTY, when set, gives the command a terminal of its own (pty.go).
+	PTY *PTYConfig `json:"pty,omitempty"`
+	// PublishFD, when not 0, is a unix socket on which the init makes
+	// TCP sockets of the sandbox's network namespace (publish.go).
+	PublishFD int `json:"publish_fd,omitempty"`
 }
 
 // Mount kinds.

@@ -25,6 +25,10 @@ import (
 type initState struct {
 	sigs     chan os.Signal
 	statusFD int
+	// ctty makes the command the session leader of its pty, the
+	// terminal on its stdin, as a login shell is of its terminal: job
+	// control, ^C and ^Z work as outside (pty.go).
+	ctty bool
 }
 
 // prepareInit catches every signal, so none reaches the init's default
@@ -43,6 +47,7 @@ func (st *initState) run(path string, argv, env []string) {
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setsid: st.ctty, Setctty: st.ctty, Ctty: 0},
 	})
 	fail("exec "+argv[0], err)
 	unix.Write(errorFD, []byte{ExecMarker})
@@ -72,11 +77,23 @@ func (st *initState) run(path string, argv, env []string) {
 // reap collects every child that has ended; when the command is among
 // them, the init reports and exits.
 func (st *initState) reap(cmd int) {
+	flags := unix.WNOHANG
+	if st.ctty {
+		flags |= unix.WUNTRACED
+	}
 	for {
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		pid, err := unix.Wait4(-1, &ws, flags, nil)
 		if pid <= 0 || err != nil {
 			return
+		}
+		if pid == cmd && ws.Stopped() {
+			// ^Z on the pty stopped the command itself (a shell never
+			// stops itself): no shell in the sandbox would ever go on
+			// with it, and the user's keys would reach nothing. It goes
+			// on at once, as if it ignored the key.
+			_ = unix.Kill(-cmd, unix.SIGCONT)
+			continue
 		}
 		if pid == cmd {
 			st.exit(ws)

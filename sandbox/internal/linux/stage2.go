@@ -141,6 +141,9 @@ func Stage2() {
 			fail("connect notifier", errors.New("landlock does not refuse TCP connects; the broker would be unsafe"))
 		}
 	}
+	if cfg.PTY != nil {
+		fail("terminal", openPTY(cfg.PTY))
+	}
 	if cfg.NewSession {
 		_, err := unix.Setsid()
 		fail("new session", err)
@@ -184,6 +187,10 @@ func Stage2() {
 	// The command runs as the child of an init (init.go), prepared
 	// before the limits.
 	ini := prepareInit(cfg.StatusFD)
+	ini.ctty = cfg.PTY != nil
+	if cfg.PublishFD > 0 {
+		serveSockets(cfg.PublishFD)
+	}
 	// The init runs as the command's user, and below Landlock ABI 8
 	// (no thread sync) its runtime threads are outside the Landlock
 	// domain. Not dumpable, the command (same uid, no CAP_SYS_PTRACE)

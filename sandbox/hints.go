@@ -1,17 +1,18 @@
-package main
+package sandbox
 
 import (
 	"bytes"
 	"io"
+	"strings"
 	"sync"
 
-	"github.com/airlockhq/airlock/sandbox"
+	"github.com/airlockhq/airlock/profile"
 )
 
 // Some refusals reach no part of airlock: with --net none a name lookup
 // fails inside the command's resolver, and a write to a read-only mount
 // (a protected path, a system path) fails with EROFS in the kernel, with
-// no event an unprivileged supervisor can read. dnsHint watches the
+// no event an unprivileged supervisor can read. outputHints watches the
 // command's stderr for the messages programs print for these (glibc,
 // curl, git, ssh, Go, Node, pip; "Read-only file system"; and, where the
 // sandbox cannot see reads of masked paths itself, "Permission denied")
@@ -19,7 +20,7 @@ import (
 // seen in the command's output. A command can print such a message
 // without the refusal: the lines and denials are hints, never a claim that
 // something was allowed.
-type dnsHint struct {
+type outputHints struct {
 	w        io.Writer
 	mu       sync.Mutex
 	tail     []byte // the end of the last write, for a message split across two
@@ -31,7 +32,18 @@ type dnsHint struct {
 	// in for them.
 	silentEACCES bool
 	seenEACCES   bool
-	pending      []string // lines to say once the command's current line ends
+	// seenGitConfig: git could not write the protected .git/config;
+	// seenUnreach: a connect failed with the network off.
+	seenGitConfig, seenUnreach bool
+	pending                    []string // lines to say once the command's current line ends
+	// crlf ends the lines with \r\n: they go to a terminal in raw mode
+	// (Cmd.Terminal).
+	crlf bool
+}
+
+// newHints watches what w receives for this run.
+func (p *Process) newHints(w io.Writer) *outputHints {
+	return &outputHints{w: w, dnsOff: p.e.profile.Spec().Network.Mode != profile.NetworkModeNone, silentEACCES: !p.e.report.Host.FanotifyPerm}
 }
 
 // resolverFailures are the messages of failed name lookups.
@@ -57,9 +69,28 @@ const accessHintLine = "airlock: 'Permission denied' may be a read of a path the
 
 const readOnlyHintLine = "airlock: a write was refused: read-only in this sandbox are protected paths in the workspace (.git/hooks, .git/config, .airlock, ...) and everything outside it except /tmp, HOME and --allow-write paths\n"
 
-const dnsHintLine = "airlock: a name lookup failed: the network is off in this sandbox (--net none); allow the hosts the command needs with --net HOST,...\n"
+// gitConfigFailures are git's words when .git/config, protected in the
+// sandbox, cannot be written: a mount point (EBUSY for the rename over
+// it) or read-only.
+var gitConfigFailures = [][]byte{
+	[]byte("could not write config file .git/config"),
+	[]byte("could not lock config file .git/config"),
+}
 
-func (h *dnsHint) Write(p []byte) (int, error) {
+// unreachableFailures are strerror(ENETUNREACH) as Go and libc spell it:
+// with --net none the sandbox has only lo, and Go's resolver fails so.
+var unreachableFailures = [][]byte{
+	[]byte("network is unreachable"),
+	[]byte("Network is unreachable"),
+}
+
+const gitConfigHintLine = "airlock: .git/config is read-only in the sandbox (agent persistence); run git config on the host\n"
+
+const unreachableHintLine = "airlock: a connection failed: the network is off in this sandbox (--net none); allow the hosts the command needs with --net HOST,...\n"
+
+const outputHintsLine = "airlock: a name lookup failed: the network is off in this sandbox (--net none); allow the hosts the command needs with --net HOST,...\n"
+
+func (h *outputHints) Write(p []byte) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// Line by line, so a hint goes right after the end of the command's
@@ -88,8 +119,8 @@ func (h *dnsHint) Write(p []byte) (int, error) {
 
 // scanLocked looks for the messages in what the command wrote, with the
 // end of its previous write for a message split across two.
-func (h *dnsHint) scanLocked(seg []byte) {
-	if (h.seen || h.dnsOff) && h.seenROFS && (h.seenEACCES || !h.silentEACCES) {
+func (h *outputHints) scanLocked(seg []byte) {
+	if (h.seen || h.dnsOff) && (h.seenUnreach || h.dnsOff) && h.seenROFS && h.seenGitConfig && (h.seenEACCES || !h.silentEACCES) {
 		return
 	}
 	buf := append(h.tail, seg...)
@@ -97,10 +128,18 @@ func (h *dnsHint) scanLocked(seg []byte) {
 		for _, m := range resolverFailures {
 			if bytes.Contains(buf, m) {
 				h.seen = true
-				h.pending = append(h.pending, dnsHintLine)
+				h.pending = append(h.pending, outputHintsLine)
 				break
 			}
 		}
+	}
+	if !h.seenUnreach && !h.dnsOff && !h.seen && containsAny(buf, unreachableFailures) {
+		h.seenUnreach = true
+		h.pending = append(h.pending, unreachableHintLine)
+	}
+	if !h.seenGitConfig && containsAny(buf, gitConfigFailures) {
+		h.seenGitConfig = true
+		h.pending = append(h.pending, gitConfigHintLine)
 	}
 	if !h.seenROFS && bytes.Contains(buf, readOnlyFailure) {
 		h.seenROFS = true
@@ -116,8 +155,11 @@ func (h *dnsHint) scanLocked(seg []byte) {
 	h.tail = append(h.tail[:0], buf...)
 }
 
-func (h *dnsHint) flushLocked() {
+func (h *outputHints) flushLocked() {
 	for _, line := range h.pending {
+		if h.crlf {
+			line = strings.TrimSuffix(line, "\n") + "\r\n"
+		}
 		_, _ = h.w.Write([]byte(line))
 	}
 	h.pending = nil
@@ -126,25 +168,45 @@ func (h *dnsHint) flushLocked() {
 // denials are the Report's records of the hints given (Live: their line
 // was said); a hint still waiting for the end of the command's line is
 // said now.
-func (h *dnsHint) denials() []sandbox.Denial {
+func (h *outputHints) denials() []Denial {
+	if h == nil {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.pending) > 0 {
 		_, _ = h.w.Write([]byte("\n"))
 		h.flushLocked()
 	}
-	var out []sandbox.Denial
+	var out []Denial
 	if h.seen {
-		out = append(out, sandbox.Denial{Kind: "network", Protocol: "dns", Target: "(a name, seen in the command's stderr)",
+		out = append(out, Denial{Kind: "network", Protocol: "dns", Target: "(a name, seen in the command's stderr)",
 			Reason: "name lookup with the network off (--net none)", Live: true})
 	}
+	if h.seenUnreach {
+		out = append(out, Denial{Kind: "network", Target: "(an address, seen in the command's stderr)",
+			Reason: "connection with the network off (--net none): network is unreachable", Live: true})
+	}
+	if h.seenGitConfig {
+		out = append(out, Denial{Kind: "filesystem", Target: ".git/config",
+			Reason: "write to .git/config, read-only in the sandbox (agent persistence), seen in the command's stderr; run git config on the host", Live: true})
+	}
 	if h.seenROFS {
-		out = append(out, sandbox.Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
+		out = append(out, Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
 			Reason: "write to a path that is read-only in the sandbox (Read-only file system)", Live: true})
 	}
 	if h.seenEACCES {
-		out = append(out, sandbox.Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
+		out = append(out, Denial{Kind: "filesystem", Target: "(a path, seen in the command's stderr)",
 			Reason: "read refused (Permission denied), perhaps of a masked path, on a host where the sandbox cannot see masked reads", Live: true})
 	}
 	return out
+}
+
+func containsAny(b []byte, ms [][]byte) bool {
+	for _, m := range ms {
+		if bytes.Contains(b, m) {
+			return true
+		}
+	}
+	return false
 }

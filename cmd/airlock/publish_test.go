@@ -1,0 +1,135 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func httpGet(port int, wait time.Duration) (string, error) {
+	var err error
+	for end := time.Now().Add(wait); ; time.Sleep(100 * time.Millisecond) {
+		var resp *http.Response
+		c := http.Client{Timeout: 5 * time.Second}
+		if resp, err = c.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/"); err == nil {
+			b, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return string(b), rerr
+		}
+		if time.Now().After(end) {
+			return "", err
+		}
+	}
+}
+
+// TestRunPublish: airlock run --publish H:P -- python3 -m http.server P
+// (the default --net none) serves the workspace to a host GET on
+// 127.0.0.1:H; the port P itself stays unreachable on the host; the
+// Report and the audit log name the published port. As root and uid
+// 65534.
+func TestRunPublish(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	bin := buildAirlock(t)
+	rootWS := t.TempDir()
+	type user struct {
+		name string
+		ws   string
+		argv func(args ...string) []string
+	}
+	users := []user{{"root", rootWS, func(args ...string) []string { return append([]string{bin}, args...) }}}
+	if os.Geteuid() == 0 {
+		uws, argv := unprivilegedCommand(t, bin)
+		users = append(users, user{"uid 65534", uws, func(args ...string) []string { return append([]string{"setpriv"}, argv(args...)...) }})
+	}
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(u.ws, "index.html"), []byte("served-from-the-sandbox\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(filepath.Join(u.ws, "index.html"), 0o644)
+			// t.TempDir's parent is root's alone: uid 65534 writes here.
+			out, err := os.MkdirTemp("", "airlock-publish-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(out) })
+			os.Chmod(out, 0o777)
+			report, logPath := filepath.Join(out, "report.json"), filepath.Join(out, "audit.log")
+			port, hostPort := freeLoopbackPort(t), freeLoopbackPort(t)
+			argv := u.argv("run", "--workspace", u.ws, "--publish", strconv.Itoa(hostPort)+":"+strconv.Itoa(port),
+				"--report", report, "--audit", logPath, "--", "python3", "-m", "http.server", "--bind", "127.0.0.1", strconv.Itoa(port))
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Dir = u.ws
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			page, err := httpGet(hostPort, 30*time.Second)
+			if err != nil || page != "served-from-the-sandbox\n" {
+				t.Fatalf("GET 127.0.0.1:%d from the host: %v %q; stderr %q", hostPort, err, page, stderr.String())
+			}
+			if _, err := httpGet(port, 0); err == nil {
+				t.Errorf("the sandbox's port %d itself is reachable on the host", port)
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+			want := "127.0.0.1:" + strconv.Itoa(hostPort) + "->" + strconv.Itoa(port)
+			if !strings.Contains(stderr.String(), "airlock: published: http://127.0.0.1:"+strconv.Itoa(hostPort)+"/ on the host reaches port "+strconv.Itoa(port)+" in the sandbox") {
+				t.Errorf("no published line on stderr: %q", stderr.String())
+			}
+			rep, _ := os.ReadFile(report)
+			if !strings.Contains(string(rep), `"host_port": `+strconv.Itoa(hostPort)) {
+				t.Errorf("the Report does not list the published port:\n%s", rep)
+			}
+			events := readEvents(t, logPath)
+			n := 0
+			for _, ev := range events {
+				if ps, ok := ev.Detail["published"].([]any); ok && len(ps) == 1 && ps[0] == want {
+					n++
+				}
+			}
+			if n != 2 {
+				t.Errorf("want the spawn and exit events to name %s, %d do: %+v", want, n, events)
+			}
+		})
+	}
+}
+
+// TestPublishFlag: --publish's values and its usage errors.
+func TestPublishFlag(t *testing.T) {
+	for _, c := range []struct {
+		in             string
+		hostPort, port int
+		err            bool
+	}{{"8000", 8000, 8000, false}, {"18000:8000", 18000, 8000, false}, {"0", 0, 0, true}, {"x:80", 0, 0, true}, {"70000", 0, 0, true}, {"", 0, 0, true}} {
+		p, err := parsePublish(c.in)
+		if (err != nil) != c.err || (!c.err && (p.HostPort != c.hostPort || p.Port != c.port || p.HostAddr != "127.0.0.1")) {
+			t.Errorf("parsePublish(%q) = %+v, %v", c.in, p, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--publish 18000:8000") {
+			t.Errorf("parsePublish(%q): the error names no fix: %v", c.in, err)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package sandbox_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlockhq/airlock/internal/sandboxtest"
+	"github.com/airlockhq/airlock/sandbox"
+)
+
+// freePort is a loopback port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// get fetches http://addr/ from the host, retrying while the server
+// starts, until the deadline.
+func get(addr string, wait time.Duration) (string, error) {
+	var err error
+	for end := time.Now().Add(wait); ; time.Sleep(100 * time.Millisecond) {
+		var resp *http.Response
+		c := http.Client{Timeout: 5 * time.Second}
+		if resp, err = c.Get("http://" + addr + "/"); err == nil {
+			b, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return string(b), rerr
+		}
+		if time.Now().After(end) {
+			return "", err
+		}
+	}
+}
+
+// A dev server in the sandbox (network none: only its own lo) is
+// reachable on the host's loopback at the published port, and only
+// there: a second server on a port not published is not, and the
+// published port listens on 127.0.0.1 only.
+func TestAttackPublish(t *testing.T) {
+	sb, _ := attackTarget(t, nil)
+	must(t, os.WriteFile(filepath.Join(sb.Workspace, "published-marker.txt"), []byte("x"), 0o644))
+	port, hostPort, other := freePort(t), freePort(t), freePort(t)
+	// Two servers: one published, one not.
+	script := `python3 -m http.server --bind 127.0.0.1 ` + itoa(port) + ` & python3 -m http.server --bind 127.0.0.1 ` + itoa(other) + ` & wait`
+	proc, err := sb.Executor.Prepare(context.Background(), sandbox.Cmd{
+		Args: sandboxtest.Sh(script), Timeout: 2 * time.Minute,
+		Publish: []sandbox.Publish{{HostPort: hostPort, Port: port}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Start(); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	defer proc.Kill()
+	page, err := get(net.JoinHostPort("127.0.0.1", itoa(hostPort)), 30*time.Second)
+	if err != nil || !strings.Contains(page, "published-marker.txt") {
+		t.Fatalf("the published server is not reachable from the host at 127.0.0.1:%d: %v %q", hostPort, err, page)
+	}
+	// The other server, the same way, is not: nothing listens for it.
+	if _, err := get(net.JoinHostPort("127.0.0.1", itoa(other)), time.Second); err == nil {
+		t.Errorf("ATTACK SUCCEEDED: the unpublished port %d is reachable from the host", other)
+	}
+	// Nor the published port on another of the host's addresses.
+	if addr := sandboxtest.HostAddress(t); addr != "" {
+		if c, err := net.DialTimeout("tcp", net.JoinHostPort(addr, itoa(hostPort)), 2*time.Second); err == nil {
+			c.Close()
+			t.Errorf("the published port is reachable on %s, not on loopback only", addr)
+		}
+	}
+	proc.Kill()
+	res, err := proc.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Published) != 1 || res.Published[0].String() != "127.0.0.1:"+itoa(hostPort)+"->"+itoa(port) {
+		t.Errorf("the Result's published ports: %+v", res.Published)
+	}
+	// Once the run is over, the host port is free again.
+	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", itoa(hostPort))); err != nil {
+		t.Errorf("the host port is still held after the run: %v", err)
+	} else {
+		l.Close()
+	}
+}
+
+// The control of the issue: without --publish, the server in the
+// sandbox is not reachable from the host; and a host port in use is a
+// setup error, with nothing run.
+func TestAttackPublishControls(t *testing.T) {
+	sb, _ := attackTarget(t, nil)
+	port := freePort(t)
+	r := sb.Start(t, sandboxtest.Probe{Args: sandboxtest.Sh("exec python3 -m http.server --bind 127.0.0.1 " + itoa(port)), Timeout: 20 * time.Second})
+	if _, err := get(net.JoinHostPort("127.0.0.1", itoa(port)), 3*time.Second); err == nil {
+		t.Errorf("without Publish, the sandbox's server is reachable from the host")
+	}
+	r.Kill()
+	r.Wait()
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	bp := busy.Addr().(*net.TCPAddr).Port
+	proc, err := sb.Executor.Prepare(context.Background(), sandbox.Cmd{Args: sandboxtest.Sh("true"), Publish: []sandbox.Publish{{Port: bp}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = proc.Start()
+	if err == nil || !strings.Contains(err.Error(), "choose another host port: --publish HOST_PORT:"+itoa(bp)) {
+		t.Errorf("a host port in use: %v, want a setup error naming the fix", err)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
