@@ -309,6 +309,14 @@ func exitStatus(res *sandbox.Result) int {
 		return exitTimeout
 	case sandbox.StatusKilledOOM, sandbox.StatusOutputLimitExceeded, sandbox.StatusCancelled:
 		return exitKilled
+	case sandbox.StatusLimitExceeded:
+		// A budget the command went past is a failure even when the
+		// command ended on its own with 0 before the supervisor's check
+		// caught it (the write budget is checked every 10 ms).
+		if res.ExitCode > 0 {
+			return res.ExitCode
+		}
+		return exitKilled
 	}
 	if res.ExitCode >= 0 {
 		return res.ExitCode
