@@ -97,7 +97,10 @@ func TestDockerKeeperEndsAnUnendedCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	id, err := p.StartUnendedCall(context.Background(), time.Now().Add(2*time.Second))
+	// The deadline leaves a loaded host's Engine time to start the
+	// container before the control looks at it.
+	const deadline = 6 * time.Second
+	id, err := p.StartUnendedCall(context.Background(), time.Now().Add(deadline))
 	if id != "" {
 		t.Cleanup(func() { exec.Command("docker", "rm", "-f", id).Run() })
 	}
@@ -113,7 +116,7 @@ func TestDockerKeeperEndsAnUnendedCall(t *testing.T) {
 	}
 	began := time.Now()
 	for running() {
-		if time.Since(began) > 2*time.Second+5*time.Second+20*time.Second {
+		if time.Since(began) > deadline+5*time.Second+20*time.Second {
 			t.Fatal("the keeper did not end a call whose end never came")
 		}
 		time.Sleep(200 * time.Millisecond)
