@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,9 +93,9 @@ func testServeEditRule(t *testing.T, connect func(t *testing.T, el *elicitor, ws
 // gets no banner from the listener on a test host behind a veth pair made
 // here (never off this machine). The positive control, without the rule,
 // prints the banner, which only a real connection can, and the listener
-// counts every connection it accepts. Root only: the
-// test host needs root, and uid 65534 gets a filtered network only where
-// /dev/net/tun is open to it.
+// counts every connection it accepts. The test host needs root; mcp serve
+// runs as root and, where /dev/net/tun is open to it (mode 0666), as uid
+// 65534, which otherwise cannot have a filtered network.
 func TestServeNetRuleHoldsInTheSandbox(t *testing.T) {
 	if sandboxtest.Unprivileged() {
 		t.Skip("only root can make the test host")
@@ -122,6 +123,27 @@ func TestServeNetRuleHoldsInTheSandbox(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	target := net.JoinHostPort(h.Addr4.String(), fmt.Sprint(port))
 	probe := fmt.Sprintf(`/usr/bin/python3 -c 'import socket; s = socket.create_connection((%q, %d), timeout=5); print(s.recv(200).decode())'`, h.Addr4.String(), port)
+	t.Run("self", func(t *testing.T) {
+		testServeNetRule(t, func(t *testing.T, el *elicitor, ws string) *sdk.ClientSession {
+			return connectStdio(t, el, serveArgs(ws)...)
+		}, ln, target, probe, banner)
+	})
+	t.Run("uid 65534", func(t *testing.T) {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("setpriv (util-linux) is not installed")
+		}
+		if fi, err := os.Stat("/dev/net/tun"); err != nil || fi.Mode().Perm()&0o006 != 0o006 {
+			t.Skip("/dev/net/tun is not mode 0666 here, so uid 65534 cannot have a filtered network (mcp serve says so and refuses)")
+		}
+		testServeNetRule(t, func(t *testing.T, el *elicitor, ws string) *sdk.ClientSession {
+			return connectNobody(t, setpriv, el, ws)
+		}, ln, target, probe, banner)
+	})
+}
+
+func testServeNetRule(t *testing.T, connect func(t *testing.T, el *elicitor, ws string) *sdk.ClientSession, ln *testnet.CountingListener, target, probe, banner string) {
+	host, _, _ := net.SplitHostPort(target)
 	netWorkspace := func(rules string) string {
 		ws := workspace(t)
 		policy(t, ws, rules)
@@ -130,7 +152,7 @@ func TestServeNetRuleHoldsInTheSandbox(t *testing.T) {
 	}
 
 	// Positive control first: the allowlisted listener is reachable.
-	cs := connectStdio(t, &elicitor{action: "decline"}, serveArgs(netWorkspace(""))...)
+	cs := connect(t, &elicitor{action: "decline"}, netWorkspace(""))
 	res := call(t, cs, "run_command", map[string]any{"command": probe})
 	if o := structured(t, res); !strings.Contains(o.Output, banner) {
 		t.Fatalf("control: the allowlisted listener is not reachable, so the probe proves nothing: status %s %q", o.Status, text(res))
@@ -141,10 +163,10 @@ func TestServeNetRuleHoldsInTheSandbox(t *testing.T) {
 		t.Fatal("control: the banner arrived but the listener counted no connection")
 	}
 
-	for _, rule := range []string{"Net(" + target + ")", "WebFetch(domain:" + h.Addr4.String() + ")"} {
+	for _, rule := range []string{"Net(" + target + ")", "WebFetch(domain:" + host + ")"} {
 		t.Run(rule, func(t *testing.T) {
 			el := &elicitor{action: "decline"}
-			cs := connectStdio(t, el, serveArgs(netWorkspace(fmt.Sprintf("[[rule]]\neffect = \"deny\"\nmatch = %q\n", rule)))...)
+			cs := connect(t, el, netWorkspace(fmt.Sprintf("[[rule]]\neffect = \"deny\"\nmatch = %q\n", rule)))
 			res := call(t, cs, "run_command", map[string]any{"command": probe})
 			o := structured(t, res)
 			if o.Status == "denied" {
@@ -158,7 +180,7 @@ func TestServeNetRuleHoldsInTheSandbox(t *testing.T) {
 			}
 			found := false
 			for _, d := range o.Denials {
-				found = found || d.Kind == "network" && strings.Contains(d.Target, h.Addr4.String())
+				found = found || d.Kind == "network" && strings.Contains(d.Target, host)
 			}
 			if !found {
 				t.Errorf("the result lists no network denial of %s: %+v %q", target, o.Denials, text(res))
