@@ -40,12 +40,14 @@ func routeWorkspace(t *testing.T, rules string) string {
 }
 
 // held reports, from the host, whether the file at rel in ws still has
-// content (held) or not; absent reports whether nothing is at rel.
+// content.
 func held(ws, rel, content string) bool {
 	data, err := os.ReadFile(filepath.Join(ws, rel))
 	return err == nil && string(data) == content
 }
 
+// absent reports, from the host, whether nothing (not even a dangling
+// symlink) is at rel in ws.
 func absent(ws, rel string) bool {
 	_, err := os.Lstat(filepath.Join(ws, rel))
 	return os.IsNotExist(err)
