@@ -19,12 +19,13 @@ const (
 	ruleNet6 = "fd00:a1:41::/64"
 )
 
-// TestEntryPointsHoldNetRule: a Net deny rule holds in the egress layer
+// TestEntryPointsHoldNetRule: a Net or WebFetch(domain:) deny rule holds in the egress layer
 // against a profile allowlist that names the same address, through a
 // plain airlock run and the hook's rewritten command, for a program the
 // gate cannot see into (python). The listener, on a test host behind a
 // veth pair, writes a banner only a real connection can print; the
-// positive control is the same run without the rule file. The test host
+// positive control is the same run and the same hook rewrite without the
+// rule file. The test host
 // needs root; the runs are made as root and as uid 65534.
 func TestEntryPointsHoldNetRule(t *testing.T) {
 	if sandboxtest.Unprivileged() {
@@ -38,7 +39,7 @@ func TestEntryPointsHoldNetRule(t *testing.T) {
 	}
 	testnet.Require(t)
 	h := testnet.NewHost(t, ruleNet4, ruleNet6)
-	ln := h.ListenTCP(t, h.Addr4.String(), 0)
+	ln := testnet.Count(h.ListenTCP(t, h.Addr4.String(), 0))
 	banner := sandboxtest.Marker(t, "banner")
 	go func() {
 		for {
@@ -64,12 +65,12 @@ func TestEntryPointsHoldNetRule(t *testing.T) {
 			if fi, err := os.Stat("/dev/net/tun"); nobody && (err != nil || fi.Mode().Perm()&0o006 != 0o006) {
 				t.Skip("/dev/net/tun is not mode 0666 here, so uid 65534 cannot have a filtered network (airlock run says so and refuses)")
 			}
-			testNetRule(t, newHookEnv(t, bin, nobody), target, banner)
+			testNetRule(t, newHookEnv(t, bin, nobody), ln, target, banner)
 		})
 	}
 }
 
-func testNetRule(t *testing.T, e hookEnv, target, banner string) {
+func testNetRule(t *testing.T, e hookEnv, ln *testnet.CountingListener, target, banner string) {
 	write := func(path, content string) {
 		t.Helper()
 		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
@@ -91,17 +92,36 @@ func testNetRule(t *testing.T, e hookEnv, target, banner string) {
 		t.Fatalf("control: exit %d %q %q: the allowlisted listener is not reachable, so the probe proves nothing", code, so, se)
 	}
 
-	write(policyFile, fmt.Sprintf("[[rule]]\neffect = \"deny\"\nmatch = \"Net(%s)\"\n", target))
-	code, so, se = run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
-	if code == 0 || strings.Contains(so, banner) {
-		t.Errorf("airlock run with deny Net(%s): exit %d %q %q", target, code, so, se)
-	}
+	// The hook's rewrite of the same command, without the rule, reaches
+	// the listener too.
 	decision, rewritten := e.decide(t, e.ws, probe)
 	if decision != "allow" || rewritten == "" {
-		t.Fatalf("hook: %s %q, want allow, sandboxed", decision, rewritten)
+		t.Fatalf("hook control: %s %q, want allow, sandboxed", decision, rewritten)
 	}
 	code, so, se = run(e.command(e.ws, "bash", "-c", rewritten), "")
-	if code == 0 || strings.Contains(so, banner) {
-		t.Errorf("the hook's rewritten command with deny Net(%s): exit %d %q %q", target, code, so, se)
+	if code != 0 || !strings.Contains(so, banner) {
+		t.Fatalf("hook control: exit %d %q %q: the allowlisted listener is not reachable through the rewrite", code, so, se)
+	}
+
+	// Host-side evidence besides the banner: the listener counts every
+	// connection it accepts.
+	reached := ln.Accepted()
+	for _, rule := range []string{"Net(" + target + ")", "WebFetch(domain:" + host + ")"} {
+		write(policyFile, fmt.Sprintf("[[rule]]\neffect = \"deny\"\nmatch = %q\n", rule))
+		code, so, se = run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
+		if code == 0 || strings.Contains(so, banner) {
+			t.Errorf("airlock run with deny %s: exit %d %q %q", rule, code, so, se)
+		}
+		decision, rewritten := e.decide(t, e.ws, probe)
+		if decision != "allow" || rewritten == "" {
+			t.Fatalf("hook with deny %s: %s %q, want allow, sandboxed", rule, decision, rewritten)
+		}
+		code, so, se = run(e.command(e.ws, "bash", "-c", rewritten), "")
+		if code == 0 || strings.Contains(so, banner) {
+			t.Errorf("the hook's rewritten command with deny %s: exit %d %q %q", rule, code, so, se)
+		}
+		if n := ln.Accepted(); n != reached {
+			t.Errorf("ATTACK SUCCEEDED: the listener accepted %d connection(s) under deny %s", n-reached, rule)
+		}
 	}
 }

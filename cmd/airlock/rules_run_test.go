@@ -31,10 +31,12 @@ match  = "Bash(rm:*)"
 // TestEntryPointsHoldWorkspaceRules: a plain airlock run in a workspace
 // with rule files, and the Claude Code hook's rewritten command, enforce
 // its deny rules in the sandbox against a program the gate cannot see
-// into (python): .env is not read, the workflow is not rewritten, rm
-// run as a subprocess does not remove the file. The positive control is
-// the same run in the workspace without the rule file, which reads the
-// secret, rewrites the workflow and removes the file. Run as root
+// into (python): .env is not read, the workflow is not rewritten, no new
+// file appears under the denied directory, rm run as a subprocess does
+// not remove the file. The positive control is the same run and the same
+// hook rewrite in the workspace without the rule file, which read the
+// secret, rewrite the workflow, create the new file and remove the
+// victim. Run as root
 // and as uid 65534.
 func TestEntryPointsHoldWorkspaceRules(t *testing.T) {
 	if !sandboxtest.Exists("/usr/bin/python3") {
@@ -83,6 +85,11 @@ try:
     print("WROTE-WORKFLOW")
 except OSError as e:
     print("write refused:", e)
+try:
+    open(".github/workflows/new.yml", "w").write("on: planted\n")
+    print("WROTE-NEW-WORKFLOW")
+except OSError as e:
+    print("create refused:", e)
 import subprocess
 try:
     subprocess.run(["rm", "victim.txt"])
@@ -90,7 +97,12 @@ except OSError as e:
     print("rm refused:", e)
 '`
 	victim := filepath.Join(e.ws, "victim.txt")
-	reset := func() { write(workflow, "on: push\n"); write(victim, "keep\n") }
+	planted := filepath.Join(e.ws, ".github", "workflows", "new.yml")
+	reset := func() {
+		write(workflow, "on: push\n")
+		write(victim, "keep\n")
+		os.Remove(planted)
+	}
 	reset()
 	pwned := func() bool {
 		data, _ := os.ReadFile(workflow)
@@ -100,30 +112,44 @@ except OSError as e:
 	// Positive control: no rule file, the same run reads and writes.
 	must(t, os.Remove(filepath.Join(e.ws, ".airlock", "policy.toml")))
 	code, so, se := run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
-	if code != 0 || !strings.Contains(so, secret) || !pwned() || sandboxtest.Exists(victim) {
+	if code != 0 || !strings.Contains(so, secret) || !pwned() || !sandboxtest.Exists(planted) || sandboxtest.Exists(victim) {
 		t.Fatalf("control: exit %d %q %q: the probe cannot see the rules hold", code, so, se)
+	}
+	reset()
+	// The hook's rewrite of the same command, without the rules: the
+	// sandbox it runs in lets the probe do all of it.
+	decision, rewritten := e.decide(t, e.ws, probe)
+	if decision != "allow" || rewritten == "" {
+		t.Fatalf("hook control: %s %q, want allow, sandboxed", decision, rewritten)
+	}
+	code, so, se = run(e.command(e.ws, "bash", "-c", rewritten), "")
+	if code != 0 || !strings.Contains(so, secret) || !pwned() || !sandboxtest.Exists(planted) || sandboxtest.Exists(victim) {
+		t.Fatalf("hook control: exit %d %q %q: the probe cannot see the rules hold", code, so, se)
 	}
 	reset()
 
 	write(filepath.Join(e.ws, ".airlock", "policy.toml"), ruleFile)
 	code, so, se = run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
-	if strings.Contains(so+se, secret) || pwned() || strings.Contains(so, "WROTE-WORKFLOW") || !sandboxtest.Exists(victim) {
+	if strings.Contains(so+se, secret) || pwned() || sandboxtest.Exists(planted) || !sandboxtest.Exists(victim) {
 		t.Errorf("airlock run with the rules: exit %d %q %q", code, so, se)
 	}
-	if !strings.Contains(so, "read refused") || !strings.Contains(so, "write refused") {
-		t.Errorf("airlock run with the rules: the probe did not run both halves: %q %q", so, se)
+	if !strings.Contains(so, "read refused") || !strings.Contains(so, "write refused") || !strings.Contains(so, "create refused") {
+		t.Errorf("airlock run with the rules: the probe did not run every part: %q %q", so, se)
 	}
 	reset()
 
 	// The hook's rewrite: the gate allows the command (it cannot see
 	// into python), the sandbox holds the rules.
-	decision, rewritten := e.decide(t, e.ws, probe)
+	decision, rewritten = e.decide(t, e.ws, probe)
 	if decision != "allow" || rewritten == "" {
 		t.Fatalf("hook: %s %q, want allow, sandboxed", decision, rewritten)
 	}
 	code, so, se = run(e.command(e.ws, "bash", "-c", rewritten), "")
-	if strings.Contains(so+se, secret) || pwned() || !strings.Contains(so, "read refused") || !sandboxtest.Exists(victim) {
+	if strings.Contains(so+se, secret) || pwned() || sandboxtest.Exists(planted) || !sandboxtest.Exists(victim) {
 		t.Errorf("the hook's rewritten command: exit %d %q %q", code, so, se)
+	}
+	if !strings.Contains(so, "read refused") || !strings.Contains(so, "write refused") || !strings.Contains(so, "create refused") {
+		t.Errorf("the hook's rewritten command: the probe did not run every part: %q %q", so, se)
 	}
 }
 
