@@ -1,13 +1,15 @@
 // Package pathglob matches absolute paths against the path globs of
 // profiles (deny and protected entries): within one path element the
-// syntax of path/filepath.Match applies; an element "**" matches any
-// number of elements, including none. It is a package of its own so that
-// the sandbox's helper processes, which do not link the profile package's
-// validation, match exactly as the supervisor does.
+// syntax of path.Match applies; an element "**" matches any number of
+// elements, including none. It is a package of its own so that the
+// sandbox's helper processes, which do not link the profile package's
+// validation, match exactly as the supervisor does. It uses package path,
+// not path/filepath: the stage-2 helper imports it and must not
+// initialise path/filepath (see sandbox/internal/linux/netaddr.go).
 package pathglob
 
 import (
-	"path/filepath"
+	"path"
 	"strings"
 )
 
@@ -51,7 +53,7 @@ func MatchElements(pat, parts []string) bool {
 		if len(parts) == 0 {
 			return false
 		}
-		if ok, err := filepath.Match(pat[0], parts[0]); err != nil || !ok {
+		if ok, err := path.Match(pat[0], parts[0]); err != nil || !ok {
 			return false
 		}
 		pat, parts = pat[1:], parts[1:]
