@@ -53,16 +53,7 @@ func newNetTarget(t *testing.T) netTarget {
 	h := testnet.NewHost(t, ruleNet4, ruleNet6)
 	ln := h.ListenTCP(t, h.Addr4.String(), 0)
 	nt := netTarget{addr: h.Addr4.String(), port: ln.Addr().(*net.TCPAddr).Port, banner: sandboxtest.Marker(t, "banner")}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			fmt.Fprintln(c, nt.banner)
-			c.Close()
-		}
-	}()
+	testnet.ServeBanner(ln, nt.banner)
 	return nt
 }
 

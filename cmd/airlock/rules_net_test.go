@@ -41,16 +41,7 @@ func TestEntryPointsHoldNetRule(t *testing.T) {
 	h := testnet.NewHost(t, ruleNet4, ruleNet6)
 	ln := testnet.Count(h.ListenTCP(t, h.Addr4.String(), 0))
 	banner := sandboxtest.Marker(t, "banner")
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			fmt.Fprintln(c, banner)
-			c.Close()
-		}
-	}()
+	testnet.ServeBanner(ln, banner)
 	target := net.JoinHostPort(h.Addr4.String(), fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
 	bin := buildAirlock(t)
 	for _, nobody := range []bool{false, true} {

@@ -110,16 +110,7 @@ func TestServeNetRuleHoldsInTheSandbox(t *testing.T) {
 	h := testnet.NewHost(t, serveNet4, serveNet6)
 	ln := testnet.Count(h.ListenTCP(t, h.Addr4.String(), 0))
 	banner := sandboxtest.Marker(t, "banner")
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			fmt.Fprintln(c, banner)
-			c.Close()
-		}
-	}()
+	testnet.ServeBanner(ln, banner)
 	port := ln.Addr().(*net.TCPAddr).Port
 	target := net.JoinHostPort(h.Addr4.String(), fmt.Sprint(port))
 	probe := fmt.Sprintf(`/usr/bin/python3 -c 'import socket; s = socket.create_connection((%q, %d), timeout=5); print(s.recv(200).decode())'`, h.Addr4.String(), port)
