@@ -40,99 +40,74 @@ Flags:
 `
 
 func runServeToken(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprint(stdout, serveTokenHelp)
-		return 0
-	}
-	if len(args) == 0 || args[0] != "create" && args[0] != "list" && args[0] != "revoke" {
-		fmt.Fprintln(stderr, "airlock serve token: write 'airlock serve token create --role agent|person|operator ...', 'airlock serve token list' or 'airlock serve token revoke ID'")
-		return exitServeUsage
-	}
-	sub := args[0]
-	fs := flag.NewFlagSet("airlock serve token "+sub, flag.ContinueOnError)
-	dsn := fs.String("db", "", "the database: sqlite:`PATH` or postgres://... (default sqlite:"+defaultDBPath()+")")
 	var spec server.TokenSpec
 	var role string
 	var ws stringList
 	var expires time.Duration
-	if sub == "create" {
-		fs.StringVar(&spec.Name, "name", "", "what the token is for, shown in listings")
-		fs.StringVar(&role, "role", "", "`ROLE`: agent, person or operator (required)")
-		fs.StringVar(&spec.Agent, "agent", "", "the agent an agent token acts as")
-		fs.StringVar(&spec.User, "user", "", "the user an agent token's calls run for")
-		fs.Var(&ws, "workspace", "a `DIR` the token may act on (repeat for more; default: every registered one)")
-		fs.DurationVar(&expires, "expires", 0, "the token stops working after this `DURATION`, such as 24h (default: never)")
-	}
-	help := func(w io.Writer) { fmt.Fprint(w, serveTokenHelp) }
-	rest := args[1:]
-	var id string
-	if sub == "revoke" && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		id, rest = rest[0], rest[1:]
-	}
-	if code, ok := parseCommandFlags(fs, rest, help, exitServeUsage, stdout, stderr); !ok {
-		return code
-	}
-	if sub == "revoke" && id == "" && fs.NArg() == 1 {
-		id = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %s\n", fs.Name(), visible.Text(fs.Arg(0)))
-		return exitServeUsage
-	}
-	if sub == "revoke" && id == "" {
-		fmt.Fprintln(stderr, "airlock serve token revoke: name the token's id (tok_..., from 'airlock serve token list')")
-		return exitServeUsage
-	}
-	if sub == "create" {
-		if role == "" {
-			fmt.Fprintln(stderr, "airlock serve token create: --role is required: agent (with --agent NAME), person or operator")
-			return exitServeUsage
-		}
-		if expires < 0 {
-			fmt.Fprintln(stderr, "airlock serve token create: --expires must be positive, such as 24h")
-			return exitServeUsage
-		}
-		spec.Role, spec.TTL = store.Role(role), expires
-		for _, d := range ws {
-			spec.Workspaces = append(spec.Workspaces, absDir(d))
-		}
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), visible.Text(err.Error()))
-		if errors.Is(err, server.ErrTokenSpec) {
-			return exitServeUsage
-		}
-		return 1
-	}
-	ctx := context.Background()
-	st, err := openStore(ctx, *dsn)
-	if err != nil {
-		return fail(err)
-	}
-	defer st.Close()
-	switch sub {
-	case "create":
-		text, t, err := server.CreateToken(ctx, st, spec, time.Now())
-		if err != nil {
-			return fail(err)
-		}
-		fmt.Fprintln(stdout, text)
-		fmt.Fprintf(stderr, "airlock: %s token %s created; it is shown only this once\n", t.Role, t.ID)
-	case "list":
-		list, err := st.Tokens(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		printTokens(stdout, list, time.Now())
-	case "revoke":
-		if err := st.RevokeToken(ctx, id, time.Now()); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				err = fmt.Errorf("no token has the id %s; see 'airlock serve token list'", id)
+	return runServeAdmin(serveAdmin{
+		name:  "airlock serve token",
+		help:  serveTokenHelp,
+		usage: "write 'airlock serve token create --role agent|person|operator ...', 'airlock serve token list' or 'airlock serve token revoke ID'",
+		subs: map[string]string{
+			"create": "",
+			"list":   "",
+			"revoke": "the token's id (tok_..., from 'airlock serve token list')",
+		},
+		flags: func(sub string, fs *flag.FlagSet) {
+			if sub != "create" {
+				return
 			}
-			return fail(err)
-		}
-		fmt.Fprintf(stderr, "airlock: token %s revoked\n", visible.Text(id))
-	}
-	return 0
+			fs.StringVar(&spec.Name, "name", "", "what the token is for, shown in listings")
+			fs.StringVar(&role, "role", "", "`ROLE`: agent, person or operator (required)")
+			fs.StringVar(&spec.Agent, "agent", "", "the agent an agent token acts as")
+			fs.StringVar(&spec.User, "user", "", "the user an agent token's calls run for")
+			fs.Var(&ws, "workspace", "a `DIR` the token may act on (repeat for more; default: every registered one)")
+			fs.DurationVar(&expires, "expires", 0, "the token stops working after this `DURATION`, such as 24h (default: never)")
+		},
+		check: func(sub string) string {
+			if sub != "create" {
+				return ""
+			}
+			if role == "" {
+				return "--role is required: agent (with --agent NAME), person or operator"
+			}
+			if expires < 0 {
+				return "--expires must be positive, such as 24h"
+			}
+			spec.Role, spec.TTL = store.Role(role), expires
+			for _, d := range ws {
+				spec.Workspaces = append(spec.Workspaces, absDir(d))
+			}
+			return ""
+		},
+		usageErr: server.ErrTokenSpec,
+		run: func(ctx context.Context, st store.Store, sub, id string) error {
+			switch sub {
+			case "create":
+				text, t, err := server.CreateToken(ctx, st, spec, time.Now())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, text)
+				fmt.Fprintf(stderr, "airlock: %s token %s created; it is shown only this once\n", t.Role, t.ID)
+			case "list":
+				list, err := st.Tokens(ctx)
+				if err != nil {
+					return err
+				}
+				printTokens(stdout, list, time.Now())
+			case "revoke":
+				if err := st.RevokeToken(ctx, id, time.Now()); err != nil {
+					if errors.Is(err, store.ErrNotFound) {
+						err = fmt.Errorf("no token has the id %s; see 'airlock serve token list'", id)
+					}
+					return err
+				}
+				fmt.Fprintf(stderr, "airlock: token %s revoked\n", visible.Text(id))
+			}
+			return nil
+		},
+	}, args, stdout, stderr)
 }
 
 func printTokens(w io.Writer, list []store.Token, now time.Time) {

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/airlockhq/airlock/internal/visible"
@@ -28,77 +26,49 @@ Flags:
 `
 
 func runServeWorkspace(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprint(stdout, serveWorkspaceHelp)
-		return 0
-	}
-	if len(args) == 0 || args[0] != "add" && args[0] != "list" && args[0] != "remove" {
-		fmt.Fprintln(stderr, "airlock serve workspace: write 'airlock serve workspace add DIR', 'list' or 'remove DIR'")
-		return exitServeUsage
-	}
-	sub := args[0]
-	fs := flag.NewFlagSet("airlock serve workspace "+sub, flag.ContinueOnError)
-	dsn := fs.String("db", "", "the database: sqlite:`PATH` or postgres://... (default sqlite:"+defaultDBPath()+")")
-	help := func(w io.Writer) { fmt.Fprint(w, serveWorkspaceHelp) }
-	rest := args[1:]
-	var dir string
-	if sub != "list" && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		dir, rest = rest[0], rest[1:]
-	}
-	if code, ok := parseCommandFlags(fs, rest, help, exitServeUsage, stdout, stderr); !ok {
-		return code
-	}
-	if sub != "list" && dir == "" && fs.NArg() == 1 {
-		dir = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %s\n", fs.Name(), visible.Text(fs.Arg(0)))
-		return exitServeUsage
-	}
-	if sub != "list" && dir == "" {
-		fmt.Fprintf(stderr, "%s: name the workspace's directory\n", fs.Name())
-		return exitServeUsage
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), visible.Text(err.Error()))
-		return 1
-	}
-	ctx := context.Background()
-	st, err := openStore(ctx, *dsn)
-	if err != nil {
-		return fail(err)
-	}
-	defer st.Close()
-	switch sub {
-	case "add":
-		p, err := server.RegisterWorkspace(ctx, st, absDir(dir), store.Workspace{AddedAt: time.Now().UTC()})
-		if err != nil {
-			return fail(err)
-		}
-		fmt.Fprintln(stdout, p)
-	case "list":
-		list, err := st.Workspaces(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		for _, w := range list {
-			fmt.Fprintln(stdout, visible.Text(w.Path))
-		}
-	case "remove":
-		// A directory already gone is removed by the spelling it was
-		// registered with.
-		p := absDir(dir)
-		if c, err := server.CanonicalWorkspace(p); err == nil {
-			p = c
-		}
-		if err := st.RemoveWorkspace(ctx, p); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				err = fmt.Errorf("%s is not registered; see 'airlock serve workspace list'", p)
+	return runServeAdmin(serveAdmin{
+		name:  "airlock serve workspace",
+		help:  serveWorkspaceHelp,
+		usage: "write 'airlock serve workspace add DIR', 'list' or 'remove DIR'",
+		subs: map[string]string{
+			"add":    "the workspace's directory",
+			"list":   "",
+			"remove": "the workspace's directory",
+		},
+		run: func(ctx context.Context, st store.Store, sub, dir string) error {
+			switch sub {
+			case "add":
+				p, err := server.RegisterWorkspace(ctx, st, absDir(dir), store.Workspace{AddedAt: time.Now().UTC()})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, p)
+			case "list":
+				list, err := st.Workspaces(ctx)
+				if err != nil {
+					return err
+				}
+				for _, w := range list {
+					fmt.Fprintln(stdout, visible.Text(w.Path))
+				}
+			case "remove":
+				// A directory already gone is removed by the spelling it
+				// was registered with.
+				p := absDir(dir)
+				if c, err := server.CanonicalWorkspace(p); err == nil {
+					p = c
+				}
+				if err := st.RemoveWorkspace(ctx, p); err != nil {
+					if errors.Is(err, store.ErrNotFound) {
+						err = fmt.Errorf("%s is not registered; see 'airlock serve workspace list'", p)
+					}
+					return err
+				}
+				fmt.Fprintf(stderr, "airlock: workspace %s removed\n", visible.Text(p))
 			}
-			return fail(err)
-		}
-		fmt.Fprintf(stderr, "airlock: workspace %s removed\n", visible.Text(p))
-	}
-	return 0
+			return nil
+		},
+	}, args, stdout, stderr)
 }
 
 // absDir makes a directory named on the command line absolute (relative
