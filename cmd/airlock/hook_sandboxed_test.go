@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,35 +51,11 @@ const surfaceSecret = "SECRET-ENV-b41d"
 // as root and as uid 65534.
 func TestHookSandboxedSurface(t *testing.T) {
 	bin := buildAirlock(t)
-	t.Run("root", func(t *testing.T) {
-		if sandboxtest.Unprivileged() {
-			t.Skip("not root")
-		}
-		testHookSandboxedSurface(t, newHookEnv(t, bin, false))
-	})
-	t.Run("uid 65534", func(t *testing.T) {
-		if sandboxtest.Unprivileged() {
-			t.Skip("needs root to drop to uid 65534")
-		}
-		if _, err := exec.LookPath("setpriv"); err != nil {
-			t.Skip("setpriv (util-linux) is not installed")
-		}
-		testHookSandboxedSurface(t, newHookEnv(t, bin, true))
-	})
+	forEachHookUser(t, bin, testHookSandboxedSurface)
 }
 
 func testHookSandboxedSurface(t *testing.T, e hookEnv) {
-	write := func(path, content string) {
-		t.Helper()
-		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		must(t, os.WriteFile(path, []byte(content), 0o644))
-		if e.asNobody {
-			for p := path; p != filepath.Dir(e.ws); p = filepath.Dir(p) {
-				must(t, os.Lchown(p, sandboxtest.NobodyUID, sandboxtest.NobodyUID))
-			}
-		}
-	}
-	write(filepath.Join(e.ws, ".airlock", "policy.toml"), `
+	e.write(t, filepath.Join(e.ws, ".airlock", "policy.toml"), `
 [[rule]]
 effect = "deny"
 match  = "Bash(rm:*)"
@@ -90,10 +64,10 @@ match  = "Bash(rm:*)"
 effect = "ask"
 match  = "Bash(touch:*)"
 `)
-	write(filepath.Join(e.ws, ".airlock", "profile.toml"), "[filesystem]\ndeny = [\"**/.env\"]\n")
-	write(filepath.Join(e.ws, "src", "a.js"), "const needle = 1\n")
-	write(filepath.Join(e.ws, ".env"), "needle="+surfaceSecret+"\n")
-	write(filepath.Join(e.ws, "src", ".env"), "needle="+surfaceSecret+"\n")
+	e.write(t, filepath.Join(e.ws, ".airlock", "profile.toml"), "[filesystem]\ndeny = [\"**/.env\"]\n")
+	e.write(t, filepath.Join(e.ws, "src", "a.js"), "const needle = 1\n")
+	e.write(t, filepath.Join(e.ws, ".env"), "needle="+surfaceSecret+"\n")
+	e.write(t, filepath.Join(e.ws, "src", ".env"), "needle="+surfaceSecret+"\n")
 
 	decision, rewritten := e.decide(t, e.ws, "mkdir made")
 	if decision != "allow" || rewritten == "" {
@@ -132,7 +106,7 @@ match  = "Bash(touch:*)"
 	}
 
 	// auto_allow_in_sandbox = false in the profile: asked again.
-	write(filepath.Join(e.ws, ".airlock", "profile.toml"), "auto_allow_in_sandbox = false\n")
+	e.write(t, filepath.Join(e.ws, ".airlock", "profile.toml"), "auto_allow_in_sandbox = false\n")
 	if decision, _ := e.decide(t, e.ws, "mkdir other"); decision != "ask" {
 		t.Errorf("auto_allow_in_sandbox = false: %s, want ask", decision)
 	}

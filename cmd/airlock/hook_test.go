@@ -112,6 +112,42 @@ func newHookEnv(t *testing.T, bin string, asNobody bool) hookEnv {
 	return e
 }
 
+// forEachHookUser runs test in a subtest for each user the hook's tests
+// run as: root, and uid 65534 (setpriv drops to it), each with a fresh
+// hookEnv around a copy of bin.
+func forEachHookUser(t *testing.T, bin string, test func(*testing.T, hookEnv)) {
+	t.Helper()
+	t.Run("root", func(t *testing.T) {
+		if sandboxtest.Unprivileged() {
+			t.Skip("not root")
+		}
+		test(t, newHookEnv(t, bin, false))
+	})
+	t.Run("uid 65534", func(t *testing.T) {
+		if sandboxtest.Unprivileged() {
+			t.Skip("needs root to drop to uid 65534")
+		}
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			t.Skip("setpriv (util-linux) is not installed")
+		}
+		test(t, newHookEnv(t, bin, true))
+	})
+}
+
+// write makes path, under the workspace, hold content, making its
+// directories; for uid 65534 it owns the file and the directories made,
+// so that the sandboxed run can change them as the test expects.
+func (e hookEnv) write(t *testing.T, path, content string) {
+	t.Helper()
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	must(t, os.WriteFile(path, []byte(content), 0o644))
+	if e.asNobody {
+		for p := path; p != filepath.Dir(e.ws); p = filepath.Dir(p) {
+			must(t, os.Lchown(p, sandboxtest.NobodyUID, sandboxtest.NobodyUID))
+		}
+	}
+}
+
 func (e hookEnv) writeWorkspace(t *testing.T, ws string) {
 	t.Helper()
 	must(t, os.MkdirAll(filepath.Join(ws, ".airlock"), 0o755))
@@ -147,21 +183,7 @@ func copyBinary(t *testing.T, src, dst string) {
 // hand-edited, or for another workspace. Run as root and as uid 65534.
 func TestHookSandboxRewrite(t *testing.T) {
 	bin := buildAirlock(t)
-	t.Run("root", func(t *testing.T) {
-		if sandboxtest.Unprivileged() {
-			t.Skip("not root")
-		}
-		testHookSandboxRewrite(t, newHookEnv(t, bin, false))
-	})
-	t.Run("uid 65534", func(t *testing.T) {
-		if sandboxtest.Unprivileged() {
-			t.Skip("needs root to drop to uid 65534")
-		}
-		if _, err := exec.LookPath("setpriv"); err != nil {
-			t.Skip("setpriv (util-linux) is not installed")
-		}
-		testHookSandboxRewrite(t, newHookEnv(t, bin, true))
-	})
+	forEachHookUser(t, bin, testHookSandboxRewrite)
 }
 
 func testHookSandboxRewrite(t *testing.T, e hookEnv) {

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/internal/claudetypes"
-	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
 // hookRules are the rule sets of TestHookModes, as a workspace's
@@ -130,21 +128,7 @@ func TestHookModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := buildAirlock(t)
-	t.Run("root", func(t *testing.T) {
-		if sandboxtest.Unprivileged() {
-			t.Skip("not root")
-		}
-		testHookModes(t, types, newHookEnv(t, bin, false))
-	})
-	t.Run("uid 65534", func(t *testing.T) {
-		if sandboxtest.Unprivileged() {
-			t.Skip("needs root to drop to uid 65534")
-		}
-		if _, err := exec.LookPath("setpriv"); err != nil {
-			t.Skip("setpriv (util-linux) is not installed")
-		}
-		testHookModes(t, types, newHookEnv(t, bin, true))
-	})
+	forEachHookUser(t, bin, func(t *testing.T, e hookEnv) { testHookModes(t, types, e) })
 }
 
 func testHookModes(t *testing.T, types *claudetypes.Types, e hookEnv) {

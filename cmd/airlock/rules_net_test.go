@@ -62,18 +62,8 @@ func TestEntryPointsHoldNetRule(t *testing.T) {
 }
 
 func testNetRule(t *testing.T, e hookEnv, ln *testnet.CountingListener, target, banner string) {
-	write := func(path, content string) {
-		t.Helper()
-		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		must(t, os.WriteFile(path, []byte(content), 0o644))
-		if e.asNobody {
-			for p := path; p != filepath.Dir(e.ws); p = filepath.Dir(p) {
-				must(t, os.Lchown(p, sandboxtest.NobodyUID, sandboxtest.NobodyUID))
-			}
-		}
-	}
 	host, port, _ := net.SplitHostPort(target)
-	write(filepath.Join(e.ws, ".airlock", "profile.toml"), fmt.Sprintf("[network]\nmode = \"allow\"\nallow = [%q]\n", target))
+	e.write(t, filepath.Join(e.ws, ".airlock", "profile.toml"), fmt.Sprintf("[network]\nmode = \"allow\"\nallow = [%q]\n", target))
 	probe := fmt.Sprintf(`/usr/bin/python3 -c 'import socket; s = socket.create_connection((%q, %s), timeout=5); print(s.recv(200).decode())'`, host, port)
 	policyFile := filepath.Join(e.ws, ".airlock", "policy.toml")
 
@@ -98,7 +88,7 @@ func testNetRule(t *testing.T, e hookEnv, ln *testnet.CountingListener, target, 
 	// connection it accepts.
 	reached := ln.Accepted()
 	for _, rule := range []string{"Net(" + target + ")", "WebFetch(domain:" + host + ")"} {
-		write(policyFile, fmt.Sprintf("[[rule]]\neffect = \"deny\"\nmatch = %q\n", rule))
+		e.write(t, policyFile, fmt.Sprintf("[[rule]]\neffect = \"deny\"\nmatch = %q\n", rule))
 		code, so, se = run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
 		if code == 0 || strings.Contains(so, banner) {
 			t.Errorf("airlock run with deny %s: exit %d %q %q", rule, code, so, se)

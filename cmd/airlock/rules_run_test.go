@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,38 +42,14 @@ func TestEntryPointsHoldWorkspaceRules(t *testing.T) {
 		t.Skip("no /usr/bin/python3 on this host")
 	}
 	bin := buildAirlock(t)
-	t.Run("root", func(t *testing.T) {
-		if sandboxtest.Unprivileged() {
-			t.Skip("not root")
-		}
-		testEntryPointsHoldRules(t, newHookEnv(t, bin, false))
-	})
-	t.Run("uid 65534", func(t *testing.T) {
-		if sandboxtest.Unprivileged() {
-			t.Skip("needs root to drop to uid 65534")
-		}
-		if _, err := exec.LookPath("setpriv"); err != nil {
-			t.Skip("setpriv (util-linux) is not installed")
-		}
-		testEntryPointsHoldRules(t, newHookEnv(t, bin, true))
-	})
+	forEachHookUser(t, bin, testEntryPointsHoldRules)
 }
 
 func testEntryPointsHoldRules(t *testing.T, e hookEnv) {
 	const secret = "SECRET-RUN-5e21"
-	write := func(path, content string) {
-		t.Helper()
-		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		must(t, os.WriteFile(path, []byte(content), 0o644))
-		if e.asNobody {
-			for p := path; p != filepath.Dir(e.ws); p = filepath.Dir(p) {
-				must(t, os.Lchown(p, sandboxtest.NobodyUID, sandboxtest.NobodyUID))
-			}
-		}
-	}
 	workflow := filepath.Join(e.ws, ".github", "workflows", "ci.yml")
-	write(filepath.Join(e.ws, ".env"), "TOKEN="+secret+"\n")
-	write(workflow, "on: push\n")
+	e.write(t, filepath.Join(e.ws, ".env"), "TOKEN="+secret+"\n")
+	e.write(t, workflow, "on: push\n")
 	probe := `/usr/bin/python3 -c '
 try:
     print(open(".env").read())
@@ -99,8 +74,8 @@ except OSError as e:
 	victim := filepath.Join(e.ws, "victim.txt")
 	planted := filepath.Join(e.ws, ".github", "workflows", "new.yml")
 	reset := func() {
-		write(workflow, "on: push\n")
-		write(victim, "keep\n")
+		e.write(t, workflow, "on: push\n")
+		e.write(t, victim, "keep\n")
 		os.Remove(planted)
 	}
 	reset()
@@ -128,7 +103,7 @@ except OSError as e:
 	}
 	reset()
 
-	write(filepath.Join(e.ws, ".airlock", "policy.toml"), ruleFile)
+	e.write(t, filepath.Join(e.ws, ".airlock", "policy.toml"), ruleFile)
 	code, so, se = run(e.command(e.ws, e.bin, "run", "--", "bash", "-c", probe), "")
 	if strings.Contains(so+se, secret) || pwned() || sandboxtest.Exists(planted) || !sandboxtest.Exists(victim) {
 		t.Errorf("airlock run with the rules: exit %d %q %q", code, so, se)
