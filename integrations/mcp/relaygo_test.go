@@ -62,18 +62,7 @@ func TestProxyRelaysLiveGoClient(t *testing.T) {
 	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "test://greeting"}); err != nil {
 		t.Fatalf("subscribe: %v", err)
 	}
-	// The newest protocol subscribes with a subscriptions/listen stream
-	// whose acknowledgement may come after Subscribe returns: touch until
-	// the update arrives.
-	var uri string
-	for i := 0; uri == "" && i < 50; i++ {
-		call(t, cs, "touch", map[string]any{})
-		select {
-		case uri = <-updated:
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	if uri != "test://greeting" {
+	if uri := touchUntilUpdated(t, cs, updated); uri != "test://greeting" {
 		t.Fatalf("resources/updated: %q, want test://greeting", uri)
 	}
 

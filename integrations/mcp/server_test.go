@@ -288,49 +288,11 @@ func TestServeSandboxConfinesApprovedCommand(t *testing.T) {
 // Real users are not root: airlock mcp serve as uid 65534 runs allowed
 // calls in the sandbox and still refuses what the profile denies.
 func TestServeUnprivileged(t *testing.T) {
-	if sandboxtest.Unprivileged() {
-		t.Skip("already unprivileged: the other tests are the unprivileged run")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv (util-linux) is not installed; it is how the test drops to uid 65534")
-	}
-	root, err := os.MkdirTemp("", "airlock-mcp-unpriv-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	bin, home, ws := filepath.Join(root, "bin"), filepath.Join(root, "home"), filepath.Join(root, "ws")
-	for _, d := range []string{root, bin} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := os.ReadFile(airlockBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bin, "airlock"), data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{home, ws} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	n := newNobodyTree(t, "airlock-mcp-unpriv-", map[string]string{airlockBin: "airlock"})
+	root, ws := n.root, n.ws
 	policy(t, ws, serverPolicy)
-	for _, p := range []string{home, ws, filepath.Join(ws, ".airlock"), filepath.Join(ws, ".airlock", "policy.toml")} {
-		if err := os.Chown(p, sandboxtest.NobodyUID, sandboxtest.NobodyUID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(setpriv, append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--",
-		filepath.Join(bin, "airlock")}, serveArgs(ws)...)...)
-	cmd.Env = []string{"PATH=" + sandboxtest.SystemPath, "HOME=" + home, "LANG=C.UTF-8"}
-	cmd.Stderr = &testWriter{t: t}
+	n.own(t)
+	cmd := n.command(t, "airlock", serveArgs(ws)...)
 	client := sdk.NewClient(&sdk.Implementation{Name: "airlock-go-test", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
