@@ -2,9 +2,7 @@ package sandbox_test
 
 import (
 	"context"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,35 +14,6 @@ import (
 	"github.com/airlockhq/airlock/sandbox"
 )
 
-// freePort is a loopback port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// get fetches http://addr/ from the host, retrying while the server
-// starts, until the deadline.
-func get(addr string, wait time.Duration) (string, error) {
-	var err error
-	for end := time.Now().Add(wait); ; time.Sleep(100 * time.Millisecond) {
-		var resp *http.Response
-		c := http.Client{Timeout: 5 * time.Second}
-		if resp, err = c.Get("http://" + addr + "/"); err == nil {
-			b, rerr := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			return string(b), rerr
-		}
-		if time.Now().After(end) {
-			return "", err
-		}
-	}
-}
-
 // A dev server in the sandbox (network none: only its own lo) is
 // reachable on the host's loopback at the published port, and only
 // there: a second server on a port not published is not, and the
@@ -52,7 +21,7 @@ func get(addr string, wait time.Duration) (string, error) {
 func TestAttackPublish(t *testing.T) {
 	sb, _ := attackTarget(t, nil)
 	must(t, os.WriteFile(filepath.Join(sb.Workspace, "published-marker.txt"), []byte("x"), 0o644))
-	port, hostPort, other := freePort(t), freePort(t), freePort(t)
+	port, hostPort, other := sandboxtest.FreePort(t), sandboxtest.FreePort(t), sandboxtest.FreePort(t)
 	// Two servers: one published, one not.
 	script := `python3 -m http.server --bind 127.0.0.1 ` + itoa(port) + ` & python3 -m http.server --bind 127.0.0.1 ` + itoa(other) + ` & wait`
 	proc, err := sb.Executor.Prepare(context.Background(), sandbox.Cmd{
@@ -66,12 +35,12 @@ func TestAttackPublish(t *testing.T) {
 		t.Fatalf("start: %v", err)
 	}
 	defer proc.Kill()
-	page, err := get(net.JoinHostPort("127.0.0.1", itoa(hostPort)), 30*time.Second)
+	page, err := sandboxtest.HTTPGet(net.JoinHostPort("127.0.0.1", itoa(hostPort)), 30*time.Second)
 	if err != nil || !strings.Contains(page, "published-marker.txt") {
 		t.Fatalf("the published server is not reachable from the host at 127.0.0.1:%d: %v %q", hostPort, err, page)
 	}
 	// The other server, the same way, is not: nothing listens for it.
-	if _, err := get(net.JoinHostPort("127.0.0.1", itoa(other)), time.Second); err == nil {
+	if _, err := sandboxtest.HTTPGet(net.JoinHostPort("127.0.0.1", itoa(other)), time.Second); err == nil {
 		t.Errorf("ATTACK SUCCEEDED: the unpublished port %d is reachable from the host", other)
 	}
 	// Nor the published port on another of the host's addresses.
@@ -102,9 +71,9 @@ func TestAttackPublish(t *testing.T) {
 // setup error, with nothing run.
 func TestAttackPublishControls(t *testing.T) {
 	sb, _ := attackTarget(t, nil)
-	port := freePort(t)
+	port := sandboxtest.FreePort(t)
 	r := sb.Start(t, sandboxtest.Probe{Args: sandboxtest.Sh("exec python3 -m http.server --bind 127.0.0.1 " + itoa(port)), Timeout: 20 * time.Second})
-	if _, err := get(net.JoinHostPort("127.0.0.1", itoa(port)), 3*time.Second); err == nil {
+	if _, err := sandboxtest.HTTPGet(net.JoinHostPort("127.0.0.1", itoa(port)), 3*time.Second); err == nil {
 		t.Errorf("without Publish, the sandbox's server is reachable from the host")
 	}
 	r.Kill()

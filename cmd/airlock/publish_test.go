@@ -1,9 +1,7 @@
 package main
 
 import (
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,33 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
-
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func httpGet(port int, wait time.Duration) (string, error) {
-	var err error
-	for end := time.Now().Add(wait); ; time.Sleep(100 * time.Millisecond) {
-		var resp *http.Response
-		c := http.Client{Timeout: 5 * time.Second}
-		if resp, err = c.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/"); err == nil {
-			b, rerr := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			return string(b), rerr
-		}
-		if time.Now().After(end) {
-			return "", err
-		}
-	}
-}
 
 // TestRunPublish: airlock run --publish H:P -- python3 -m http.server P
 // (the default --net none) serves the workspace to a host GET on
@@ -75,7 +49,7 @@ func TestRunPublish(t *testing.T) {
 			t.Cleanup(func() { os.RemoveAll(out) })
 			os.Chmod(out, 0o777)
 			report, logPath := filepath.Join(out, "report.json"), filepath.Join(out, "audit.log")
-			port, hostPort := freeLoopbackPort(t), freeLoopbackPort(t)
+			port, hostPort := sandboxtest.FreePort(t), sandboxtest.FreePort(t)
 			argv := u.argv("run", "--workspace", u.ws, "--publish", strconv.Itoa(hostPort)+":"+strconv.Itoa(port),
 				"--report", report, "--audit", logPath, "--", "python3", "-m", "http.server", "--bind", "127.0.0.1", strconv.Itoa(port))
 			cmd := exec.Command(argv[0], argv[1:]...)
@@ -86,11 +60,11 @@ func TestRunPublish(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cmd.Process.Kill()
-			page, err := httpGet(hostPort, 30*time.Second)
+			page, err := sandboxtest.HTTPGet(net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), 30*time.Second)
 			if err != nil || page != "served-from-the-sandbox\n" {
 				t.Fatalf("GET 127.0.0.1:%d from the host: %v %q; stderr %q", hostPort, err, page, stderr.String())
 			}
-			if _, err := httpGet(port, 0); err == nil {
+			if _, err := sandboxtest.HTTPGet(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 0); err == nil {
 				t.Errorf("the sandbox's port %d itself is reachable on the host", port)
 			}
 			cmd.Process.Signal(syscall.SIGTERM)
