@@ -28,20 +28,7 @@ const (
 // rule file. The test host
 // needs root; the runs are made as root and as uid 65534.
 func TestEntryPointsHoldNetRule(t *testing.T) {
-	if sandboxtest.Unprivileged() {
-		t.Skip("only root can make the test host")
-	}
-	if !sandboxtest.Exists("/usr/bin/python3") {
-		t.Skip("no /usr/bin/python3 on this host")
-	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun: network allow needs the egress gateway")
-	}
-	testnet.Require(t)
-	h := testnet.NewHost(t, ruleNet4, ruleNet6)
-	ln := testnet.Count(h.ListenTCP(t, h.Addr4.String(), 0))
-	banner := sandboxtest.Marker(t, "banner")
-	testnet.ServeBanner(ln, banner)
+	h, ln, banner := sandboxtest.BannerHost(t, ruleNet4, ruleNet6)
 	target := net.JoinHostPort(h.Addr4.String(), fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
 	bin := buildAirlock(t)
 	for _, nobody := range []bool{false, true} {

@@ -97,20 +97,7 @@ func testServeEditRule(t *testing.T, connect func(t *testing.T, el *elicitor, ws
 // runs as root and, where /dev/net/tun is open to it (mode 0666), as uid
 // 65534, which otherwise cannot have a filtered network.
 func TestServeNetRuleHoldsInTheSandbox(t *testing.T) {
-	if sandboxtest.Unprivileged() {
-		t.Skip("only root can make the test host")
-	}
-	if !sandboxtest.Exists("/usr/bin/python3") {
-		t.Skip("no /usr/bin/python3 on this host")
-	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun: network allow needs the egress gateway")
-	}
-	testnet.Require(t)
-	h := testnet.NewHost(t, serveNet4, serveNet6)
-	ln := testnet.Count(h.ListenTCP(t, h.Addr4.String(), 0))
-	banner := sandboxtest.Marker(t, "banner")
-	testnet.ServeBanner(ln, banner)
+	h, ln, banner := sandboxtest.BannerHost(t, serveNet4, serveNet6)
 	port := ln.Addr().(*net.TCPAddr).Port
 	target := net.JoinHostPort(h.Addr4.String(), fmt.Sprint(port))
 	probe := fmt.Sprintf(`/usr/bin/python3 -c 'import socket; s = socket.create_connection((%q, %d), timeout=5); print(s.recv(200).decode())'`, h.Addr4.String(), port)
