@@ -95,11 +95,28 @@ func TestRunPublish(t *testing.T) {
 func TestPublishFlag(t *testing.T) {
 	for _, c := range []struct {
 		in             string
+		addr           string
 		hostPort, port int
 		err            bool
-	}{{"8000", 8000, 8000, false}, {"18000:8000", 18000, 8000, false}, {"0", 0, 0, true}, {"x:80", 0, 0, true}, {"70000", 0, 0, true}, {"", 0, 0, true}} {
+	}{
+		{"8000", "127.0.0.1", 8000, 8000, false},
+		{"18000:8000", "127.0.0.1", 18000, 8000, false},
+		{"0.0.0.0:18000:8000", "0.0.0.0", 18000, 8000, false},
+		{"192.168.7.1:80:8000", "192.168.7.1", 80, 8000, false},
+		{"[::]:18000:8000", "::", 18000, 8000, false},
+		{"[::ffff:10.0.0.1]:18000:8000", "10.0.0.1", 18000, 8000, false},
+		{"0", "", 0, 0, true},
+		{"x:80", "", 0, 0, true},
+		{"70000", "", 0, 0, true},
+		{"", "", 0, 0, true},
+		{":8000", "", 0, 0, true},
+		{":1:8000", "", 0, 0, true},
+		{"localhost:18000:8000", "", 0, 0, true}, // a name, not an address
+		{"[fe80::1%eth0]:18000:8000", "", 0, 0, true},
+		{"0.0.0.0:x:8000", "", 0, 0, true},
+	} {
 		p, err := parsePublish(c.in)
-		if (err != nil) != c.err || (!c.err && (p.HostPort != c.hostPort || p.Port != c.port || p.HostAddr != "127.0.0.1")) {
+		if (err != nil) != c.err || (!c.err && (p.HostPort != c.hostPort || p.Port != c.port || p.HostAddr != c.addr)) {
 			t.Errorf("parsePublish(%q) = %+v, %v", c.in, p, err)
 		}
 		if err != nil && !strings.Contains(err.Error(), "--publish 18000:8000") {
