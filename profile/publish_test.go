@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -97,6 +98,24 @@ func TestPublishAddressesTOML(t *testing.T) {
 	}
 	if !slices.Equal(s.Network.PublishAddresses, []string{"0.0.0.0"}) {
 		t.Errorf("publish_addresses from TOML = %q", s.Network.PublishAddresses)
+	}
+	// The spec's JSON (the fingerprint's encoding, and what the Report
+	// shows) carries it back to the same profile.
+	s.Workspace = t.TempDir()
+	p, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := json.Marshal(p.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Spec
+	if err := json.Unmarshal(enc, &back); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := New(back); err != nil || q.Fingerprint() != p.Fingerprint() || !q.CanPublishOn("0.0.0.0") {
+		t.Errorf("the JSON round trip lost publish_addresses (err %v): %s", err, enc)
 	}
 	if _, err := ParseTOML("p.toml", []byte("[network]\npublish_address = \"0.0.0.0\"\n")); err == nil || !strings.Contains(err.Error(), "unknown key") {
 		t.Errorf("a misspelt key is not an error: %v", err)
