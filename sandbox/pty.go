@@ -30,12 +30,21 @@ type Terminal struct {
 	// Rows and Cols are the initial window size; zero leaves the pty's
 	// default. Process.Resize changes it during the run.
 	Rows, Cols uint16
+	// Suspend, when set, is called each time ^Z stops the command
+	// itself (a program that is not a shell: nothing in the sandbox
+	// could resume it); the command's process group stays stopped until
+	// Suspend returns, then gets SIGCONT. A terminal program suspends
+	// itself there (restore the user's terminal, SIGTSTP to its own
+	// process group, raw mode again once continued). Nil: the command
+	// goes on at once, as if it ignored the key.
+	Suspend func()
 }
 
 // ptyState is the supervisor's end of a run's pty.
 type ptyState struct {
 	sock   *os.File // the socket the helper sends the master on
 	master *os.File
+	stops  *os.File // the init's byte per ^Z stop of the command (Terminal.Suspend)
 }
 
 // preparePTY hands the helper the socket its master will come back on.
@@ -50,6 +59,16 @@ func (p *Process) preparePTY(cfg *linux.Config, c *exec.Cmd) error {
 	c.ExtraFiles = append(c.ExtraFiles, child)
 	p.pipes = append(p.pipes, child)
 	cfg.PTY = &linux.PTYConfig{FD: 2 + len(c.ExtraFiles), Rows: t.Rows, Cols: t.Cols}
+	if t.Suspend != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return &SetupError{Step: "terminal", Err: fmt.Errorf("pipe: %w", err)}
+		}
+		c.ExtraFiles = append(c.ExtraFiles, w)
+		p.pipes = append(p.pipes, w)
+		cfg.PTY.StopFD = 2 + len(c.ExtraFiles)
+		p.pty.stops = r
+	}
 	// The caller's stdin goes to the master, never to the helper.
 	c.Stdin = nil
 	return nil
@@ -94,7 +113,24 @@ func (p *Process) startPTY() error {
 	if in := p.cmd.Stdin; in != nil {
 		go p.pty.feed(in)
 	}
+	if p.pty.stops != nil {
+		go p.suspendOnStop(p.pty.stops, p.cmd.Terminal.Suspend)
+	}
 	return nil
+}
+
+// suspendOnStop calls suspend for each stop the init reports, then
+// resumes the command; it ends when the helper is gone (EOF).
+func (p *Process) suspendOnStop(stops *os.File, suspend func()) {
+	defer stops.Close()
+	b := make([]byte, 1)
+	for {
+		if _, err := stops.Read(b); err != nil {
+			return
+		}
+		suspend()
+		_ = p.Signal(unix.SIGCONT)
+	}
 }
 
 // feed copies in to the master. At the end of in (a pipe, with --tty

@@ -184,6 +184,7 @@ Flags:
 			return exitSetup
 		}
 		defer term.restore()
+		cmd.Terminal.Suspend = term.suspend
 		// The sandbox's own lines (refusals as they happen) reach the
 		// raw terminal too.
 		cmd.Stderr = crlfWriter{stderr}
