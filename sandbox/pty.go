@@ -30,21 +30,22 @@ type Terminal struct {
 	// Rows and Cols are the initial window size; zero leaves the pty's
 	// default. Process.Resize changes it during the run.
 	Rows, Cols uint16
-	// Suspend, when set, is called each time ^Z stops the command
-	// itself (a program that is not a shell: nothing in the sandbox
-	// could resume it); the command's process group stays stopped until
-	// Suspend returns, then gets SIGCONT. A terminal program suspends
-	// itself there (restore the user's terminal, SIGTSTP to its own
-	// process group, raw mode again once continued). Nil: the command
-	// goes on at once, as if it ignored the key.
+	// Suspend, when set, is called when the user types the suspend key
+	// (^Z) for a command that cannot be stopped by it: the command
+	// itself, not a job of a shell in the sandbox, which the kernel
+	// would not stop (its process group is orphaned: the init's session
+	// is another). The command's process group is stopped (SIGSTOP)
+	// until Suspend returns, then continued. A terminal program
+	// suspends itself there (suspend.go). Nil: the key goes to the pty
+	// as any other, and nothing stops.
 	Suspend func()
 }
 
 // ptyState is the supervisor's end of a run's pty.
 type ptyState struct {
-	sock   *os.File // the socket the helper sends the master on
-	master *os.File
-	stops  *os.File // the init's byte per ^Z stop of the command (Terminal.Suspend)
+	sock    *os.File // the socket the helper sends the master on
+	master  *os.File
+	suspend func() // Terminal.Suspend
 }
 
 // preparePTY hands the helper the socket its master will come back on.
@@ -55,20 +56,10 @@ func (p *Process) preparePTY(cfg *linux.Config, c *exec.Cmd) error {
 		return &SetupError{Step: "terminal", Err: fmt.Errorf("socketpair: %w", err)}
 	}
 	child := os.NewFile(uintptr(fds[1]), "pty socket")
-	p.pty = &ptyState{sock: os.NewFile(uintptr(fds[0]), "pty socket")}
+	p.pty = &ptyState{sock: os.NewFile(uintptr(fds[0]), "pty socket"), suspend: t.Suspend}
 	c.ExtraFiles = append(c.ExtraFiles, child)
 	p.pipes = append(p.pipes, child)
 	cfg.PTY = &linux.PTYConfig{FD: 2 + len(c.ExtraFiles), Rows: t.Rows, Cols: t.Cols}
-	if t.Suspend != nil {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return &SetupError{Step: "terminal", Err: fmt.Errorf("pipe: %w", err)}
-		}
-		c.ExtraFiles = append(c.ExtraFiles, w)
-		p.pipes = append(p.pipes, w)
-		cfg.PTY.StopFD = 2 + len(c.ExtraFiles)
-		p.pty.stops = r
-	}
 	// The caller's stdin goes to the master, never to the helper.
 	c.Stdin = nil
 	return nil
@@ -113,24 +104,7 @@ func (p *Process) startPTY() error {
 	if in := p.cmd.Stdin; in != nil {
 		go p.pty.feed(in)
 	}
-	if p.pty.stops != nil {
-		go p.suspendOnStop(p.pty.stops, p.cmd.Terminal.Suspend)
-	}
 	return nil
-}
-
-// suspendOnStop calls suspend for each stop the init reports, then
-// resumes the command; it ends when the helper is gone (EOF).
-func (p *Process) suspendOnStop(stops *os.File, suspend func()) {
-	defer stops.Close()
-	b := make([]byte, 1)
-	for {
-		if _, err := stops.Read(b); err != nil {
-			return
-		}
-		suspend()
-		_ = p.Signal(unix.SIGCONT)
-	}
 }
 
 // feed copies in to the master. At the end of in (a pipe, with --tty
@@ -143,7 +117,7 @@ func (s *ptyState) feed(in io.Reader) {
 	for {
 		n, err := in.Read(buf)
 		if n > 0 {
-			if _, werr := s.master.Write(buf[:n]); werr != nil {
+			if werr := s.write(buf[:n]); werr != nil {
 				return
 			}
 			last = buf[n-1]

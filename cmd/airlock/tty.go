@@ -163,12 +163,31 @@ func (u *userTerminal) restore() {
 // the command. Continued in the background (bg), that TCSETS stops
 // airlock again (SIGTTOU) until the job is brought to the foreground.
 func (u *userTerminal) suspend() {
+	// The kernel drops a SIGTSTP to an orphaned process group (no shell
+	// of the session would continue it): airlock then goes on at once.
+	ppid := os.Getppid()
+	if pg, err := unix.Getpgid(ppid); err != nil || pg == unix.Getpgrp() {
+		return
+	}
+	if ps, err := unix.Getsid(ppid); err != nil {
+		return
+	} else if own, err := unix.Getsid(0); err != nil || own != ps {
+		return
+	}
+	// Continued is known by SIGCONT, not by kill returning: another
+	// thread may take the stop a moment later.
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
 	u.mu.Lock()
 	if u.saved != nil {
 		_ = unix.IoctlSetTermios(u.in, unix.TCSETS, u.saved)
 	}
 	u.mu.Unlock()
-	_ = unix.Kill(0, unix.SIGTSTP)
+	if err := unix.Kill(0, unix.SIGTSTP); err != nil {
+		return
+	}
+	<-cont
 	u.mu.Lock()
 	if u.saved != nil {
 		_ = unix.IoctlSetTermios(u.in, unix.TCSETS, &u.raw)

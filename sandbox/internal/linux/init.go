@@ -29,9 +29,6 @@ type initState struct {
 	// terminal on its stdin, as a login shell is of its terminal: job
 	// control, ^C and ^Z work as outside (pty.go).
 	ctty bool
-	// stopFD, when not 0, is where the init says the command stopped
-	// (PTYConfig.StopFD).
-	stopFD int
 }
 
 // prepareInit catches every signal, so none reaches the init's default
@@ -71,14 +68,6 @@ func (st *initState) run(path string, argv, env []string) {
 			st.reap(pid)
 		case syscall.SIGURG:
 			// The Go runtime's own preemption signal, not the caller's.
-		case syscall.SIGCONT:
-			// The supervisor resuming a command ^Z stopped: its whole
-			// process group stopped, as the pty's ^Z reached all of it.
-			if st.ctty {
-				_ = unix.Kill(-pid, s)
-			} else {
-				_ = unix.Kill(pid, s)
-			}
 		default:
 			_ = unix.Kill(pid, s)
 		}
@@ -101,15 +90,8 @@ func (st *initState) reap(cmd int) {
 		if pid == cmd && ws.Stopped() {
 			// ^Z on the pty stopped the command itself (a shell never
 			// stops itself): no shell in the sandbox would ever go on
-			// with it, and the user's keys would reach nothing. A
-			// supervisor that suspends itself is told, and resumes the
-			// command (SIGCONT) when it is resumed; else the command goes
+			// with it, and the user's keys would reach nothing. It goes
 			// on at once, as if it ignored the key.
-			if st.stopFD > 0 {
-				if _, err := unix.Write(st.stopFD, []byte{1}); err == nil {
-					continue
-				}
-			}
 			_ = unix.Kill(-cmd, unix.SIGCONT)
 			continue
 		}

@@ -19,11 +19,6 @@ type PTYConfig struct {
 	FD   int    `json:"fd"` // a unix socket to send the master on
 	Rows uint16 `json:"rows,omitempty"`
 	Cols uint16 `json:"cols,omitempty"`
-	// StopFD, when not 0, is a pipe on which the init writes a byte each
-	// time ^Z stops the command (init.go); the supervisor then suspends
-	// itself and resumes the command with SIGCONT. 0: the command goes
-	// on at once.
-	StopFD int `json:"stop_fd,omitempty"`
 }
 
 // openPTY makes the pty, hands the master over, and puts the slave on

@@ -188,9 +188,6 @@ func Stage2() {
 	// before the limits.
 	ini := prepareInit(cfg.StatusFD)
 	ini.ctty = cfg.PTY != nil
-	if cfg.PTY != nil {
-		ini.stopFD = cfg.PTY.StopFD
-	}
 	if cfg.PublishFD > 0 {
 		serveSockets(cfg.PublishFD)
 	}
