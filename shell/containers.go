@@ -38,6 +38,17 @@ var kubectlExecSpec = optSpec{short: "cfn", long: []string{"container", "filenam
 	"pod-running-timeout", "context", "cluster", "user", "kubeconfig", "server", "token", "as",
 	"as-group", "request-timeout"}}
 
+// afterDashDash returns the words after the first literal "--" (the
+// command kubectl runs in the pod), and whether there is one.
+func afterDashDash(args []shWord) ([]shWord, bool) {
+	for j, a := range args {
+		if t, _ := a.literal(); t == "--" {
+			return args[j+1:], true
+		}
+	}
+	return nil, false
+}
+
 // containerPrograms handles docker, podman, nerdctl and kubectl.
 func containerPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 	i := 0
@@ -70,21 +81,16 @@ func containerPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 	switch {
 	case name == "kubectl" && sub == "exec":
 		parsed := kubectlExecSpec.parse(rest)
-		for j, a := range rest {
-			if t, _ := a.literal(); t == "--" {
-				w.remoteCommand(rest[j+1:], in, name+" exec")
-				return
-			}
+		if cmd, ok := afterDashDash(rest); ok {
+			w.remoteCommand(cmd, in, name+" exec")
+			return
 		}
 		if ops := operands(parsed); len(ops) > 1 {
 			w.remoteCommand(ops[1:], in, name+" exec") // the old form, without "--"
 		}
 	case name == "kubectl" && sub == "run":
-		for j, a := range rest {
-			if t, _ := a.literal(); t == "--" {
-				w.remoteCommand(rest[j+1:], in, name+" run")
-				return
-			}
+		if cmd, ok := afterDashDash(rest); ok {
+			w.remoteCommand(cmd, in, name+" run")
 		}
 	case sub == "exec":
 		if ops := operands(dockerExecSpec.parse(rest)); len(ops) > 1 {
