@@ -48,6 +48,10 @@ func TestBrowserRoles(t *testing.T) {
 	if res := mine.result(t); res.Decision != "allow" {
 		t.Fatalf("the agent got %+v after the person's answer, want allow", res)
 	}
+	// The answered card leaves when its event arrives, which moves the
+	// other card up and makes it ignore clicks for a moment: wait for
+	// both, or the click lands while it is settling and does nothing.
+	tb.waitFor("the answered card to leave", card("make mine")+` === undefined`)
 	tb.settled(card("make theirs"))
 	tb.do("deny", chromedp.Click(answerButton("make theirs", "deny")))
 	if res := theirs.result(t); res.Decision != "deny" {
