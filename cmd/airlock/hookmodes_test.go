@@ -37,6 +37,9 @@ match = "Agent"
 [[rule]]
 effect = "allow"
 match = "mcp__github"
+[[rule]]
+effect = "allow"
+match = "SomeToolOfTomorrow"
 `,
 }
 
@@ -110,6 +113,9 @@ func hookModeCases(ws, home string) []hookCase {
 		{tool: "EnterWorktree", mode: "bypassPermissions", rules: "none", want: "ask"},
 		{tool: "PowerShell", mode: "bypassPermissions", rules: "none", want: "ask"},
 		{tool: "SomeToolOfTomorrow", mode: "bypassPermissions", rules: "none", want: "ask", reason: "does not know this tool"},
+		// A rule naming an unknown tool decides it, as on /v1/decide.
+		{tool: "SomeToolOfTomorrow", mode: "default", rules: "rules", want: "allow"},
+		{tool: "SomeToolOfTomorrow", mode: "plan", rules: "rules", want: "defer"},
 	}
 }
 

@@ -171,13 +171,19 @@ Flags:
 	if *sandboxed {
 		ev = pol.Evaluator(*toolName)
 	}
+	// Claude Code's tools that are not gated (Agent, TodoWrite, ...) are
+	// one tool.invoke of their name, as for the hook and /v1/decide, so a
+	// rule naming one decides it here too.
+	ev.Preparers = tool.ClaudeCodePreparers(ev.Preparers, *toolName)
 	call := tool.Call{Tool: *toolName, Input: json.RawMessage(*input), Workspace: pol.Workspace, Cwd: *cwd}
 	d, decideErr := ev.Decide(context.Background(), call)
+	note := classNote(*toolName, d)
 	if *asJSON {
 		out := struct {
 			gate.Decision
+			Note  string `json:"note,omitempty"`
 			Error string `json:"error,omitempty"`
-		}{Decision: d}
+		}{Decision: d, Note: note}
 		if decideErr != nil {
 			out.Error = decideErr.Error()
 		}
@@ -195,6 +201,9 @@ Flags:
 		fmt.Fprintf(stdout, "rule:     %s (%s layer, %s)\n", d.Rule, d.Layer, d.Source)
 	} else if d.Layer != "" {
 		fmt.Fprintf(stdout, "layer:    %s\n", d.Layer)
+	}
+	if note != "" {
+		fmt.Fprintf(stdout, "note:     %s\n", note)
 	}
 	if len(d.Requirements) > 0 {
 		fmt.Fprintln(stdout, "requirements:")
@@ -394,4 +403,23 @@ Flags:
 	}
 	tw.Flush()
 	return 0
+}
+
+// classNote says how the hook and /v1/decide take a gate decision of a
+// Claude Code tool that is not gated, where no rule names it: explain
+// shows the gate's answer, which those surfaces then weigh by the tool's
+// class (tool.ClaudeCode).
+func classNote(name string, d gate.Decision) string {
+	if d.Effect != rules.Ask || d.Rule != "" {
+		return ""
+	}
+	switch tool.ClaudeCode(name).Class {
+	case tool.ClassOrchestration:
+		return "no rule names " + name + ", which steers the agent itself: the Claude Code hook leaves it to Claude Code's permissions and /v1/decide allows it"
+	case tool.ClassUnknown:
+		return "airlock does not know " + name + " yet, so a person decides; a rule naming it allows or denies it"
+	case tool.ClassOpaque:
+		return name + " does what airlock cannot see, so a person decides; a rule naming it allows or denies it"
+	}
+	return ""
 }

@@ -86,7 +86,11 @@ func TestPolicyExplainJSON(t *testing.T) {
 		{"Bash", `{"command":"cat .env"}`, "deny", "Read(./.env)", "workspace"},
 		{"Bash", `{"command":"rm -rf build"}`, "deny", "Bash(rm:*)", "workspace"},
 		{"Read", `{"file_path":"/etc/shadow"}`, "deny", "", "profile"},
-		{"Frobnicate", `{}`, "deny", "", "tool"},
+		// Tools no preparer knows are one tool.invoke of their name, as
+		// for the hook and /v1/decide: a rule naming one decides it.
+		{"Frobnicate", `{}`, "allow", "Frobnicate", "workspace"},
+		{"Agent", `{"prompt":"p","description":"d"}`, "ask", "", ""},
+		{"EnterWorktree", `{}`, "ask", "", ""},
 	}
 	for _, tt := range tests {
 		code, out, errOut := runPolicyArgs("explain", "--workspace", ws, "--managed", "-", "--user", "-",
@@ -95,14 +99,19 @@ func TestPolicyExplainJSON(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", tt.input, code, errOut)
 		}
 		var got struct {
-			Decision, Reason, Rule, Layer string
-			Requirements                  []map[string]any
+			Decision, Reason, Rule, Layer, Note string
+			Requirements                        []map[string]any
 		}
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("%s: %v\n%s", tt.input, err, out)
 		}
 		if got.Decision != tt.decision || got.Rule != tt.rule || got.Layer != tt.layer || got.Reason == "" {
 			t.Errorf("%s %s: got %+v, want %s %s %s", tt.tool, tt.input, got, tt.decision, tt.rule, tt.layer)
+		}
+		// A tool that is not gated and that no rule names is weighed by
+		// its class on the other surfaces; explain says how.
+		if wantNote := tt.rule == "" && (tt.tool == "Agent" || tt.tool == "EnterWorktree"); wantNote != (got.Note != "") {
+			t.Errorf("%s: note %q", tt.tool, got.Note)
 		}
 		if tt.tool == "Bash" && len(got.Requirements) == 0 {
 			t.Errorf("%s: no requirements in the JSON", tt.input)

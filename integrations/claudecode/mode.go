@@ -76,7 +76,9 @@ func modeVerdict(mode, workspace string, info tool.ClaudeCodeTool, d gate.Decisi
 	default:
 		return VerdictDeny, fmt.Sprintf("unknown gate effect %q: %s", d.Effect, d.Reason)
 	}
-	if info.Class == tool.ClassUnknown {
+	if info.Class == tool.ClassUnknown && d.Rule == "" {
+		// Allowed by no rule (the profile's default): a rule naming the
+		// tool allows it, as /v1/decide does; nothing else does.
 		return VerdictAsk, "airlock does not know this tool yet, so a person decides (" + d.Reason + ")"
 	}
 	switch mode {
