@@ -84,12 +84,10 @@ type connectBroker struct {
 	// (notifyrecv.go); closing, under closeMu, stops new answers.
 	wg        sync.WaitGroup
 	receiving sync.WaitGroup
+	holding   sync.WaitGroup // the look at the run's sockets (sockhold.go)
 	closeMu   sync.Mutex
 	closing   bool
-	// interrupted counts the stops whose caller was gone (interrupted
-	// by a signal, or killed) before a receiver took them.
-	interrupted atomic.Int64
-	once        sync.Once
+	once      sync.Once
 }
 
 // startConnectBroker serves listener until close; it takes ownership of
@@ -127,6 +125,7 @@ func (b *connectBroker) close() {
 		binary.NativeEndian.PutUint64(one[:], 1)
 		unix.Write(b.stop, one[:])
 		b.stopReceiving()
+		b.holding.Wait()
 		b.maker.close()
 		b.endHostConns()
 		unix.Close(b.listener)
@@ -299,7 +298,11 @@ func (b *connectBroker) connect(n *seccompNotif) (bool, unix.Errno) {
 		if !inet || !b.gw.CheckTCP(dst.Addr(), dst.Port()) {
 			return true, unix.EACCES
 		}
-		return true, b.connectOn(sock, raw)
+		errno := b.connectOn(sock, raw)
+		if errno == 0 || errno == unix.EINPROGRESS {
+			b.remember(sock, dst) // unless the broker holds it still
+		}
+		return true, errno
 	}
 	// inet means at least a sockaddr_in's length was read.
 	if !inet || int(binary.NativeEndian.Uint16(raw[0:2])) != domain || bound || connected || !b.gw.PermitsTCP(dst.Addr(), dst.Port()) {
@@ -331,6 +334,7 @@ func (b *connectBroker) connect(n *seccompNotif) (bool, unix.Errno) {
 	if err := b.ioctl(unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add)); err != nil {
 		return true, unix.ECONNABORTED
 	}
+	b.remember(host, dst)
 	return true, errno
 }
 
@@ -451,9 +455,6 @@ func (b *connectBroker) dial(domain int, dst netip.AddrPort, from int, wait bool
 		sa = &unix.SockaddrInet6{Port: int(dst.Port()), Addr: dst.Addr().As16()}
 	}
 	err = unix.Connect(s, sa)
-	if err == nil || errors.Is(err, unix.EINPROGRESS) {
-		b.remember(s, dst)
-	}
 	if errors.Is(err, unix.EINPROGRESS) {
 		if !wait {
 			return s, unix.EINPROGRESS

@@ -108,7 +108,6 @@ func (b *connectBroker) receive(fd int) {
 			if hungUp(fd) {
 				return
 			}
-			b.interrupted.Add(1)
 			continue
 		default:
 			return
