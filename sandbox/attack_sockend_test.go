@@ -198,12 +198,13 @@ for _ in range(200):
     time.sleep(0.05)
 `
 
-// TestCompatBrokerSocketClose: the broker keeps a copy of every host
+// TestAttackBrokerSocketCloseMidRun (a compatibility test, named to
+// rerun as uid 65534 with the attacks): the broker keeps a copy of every host
 // socket until the run ends, but a program's own close must still end
 // its connection while the run goes on: the peer reads the data and then
 // the FIN, not a reset at the end. The control runs the same program on
 // the host.
-func TestCompatBrokerSocketClose(t *testing.T) {
+func TestAttackBrokerSocketCloseMidRun(t *testing.T) {
 	testnet.RequireTools(t, "python3")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
