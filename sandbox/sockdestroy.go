@@ -22,8 +22,9 @@ import (
 // reset and the queue is freed at once. That needs no privilege. As
 // root it also aborts, through sock_diag SOCK_DESTROY (as `ss -K` does,
 // which needs CAP_NET_ADMIN in the host's network namespace), every
-// socket it made that still exists without a copy: one it could not
-// copy (the supervisor's descriptors ran out).
+// socket it made that still exists: one it could not copy (the
+// supervisor's descriptors ran out), or one a copy on its way between
+// two processes (SCM_RIGHTS) kept alive past the broker's close.
 
 // hostConn is one host socket the broker made: its addresses, and its
 // cookie, so that no other socket that later has the same addresses is
@@ -93,7 +94,7 @@ func (b *connectBroker) remember(s int, dst netip.AddrPort) {
 }
 
 // endHostConns aborts every socket the broker made that still exists:
-// its own copies by SO_LINGER 0 and close, the rest (as root) by
+// its own copies by SO_LINGER 0 and close, and (as root) all of them by
 // SOCK_DESTROY. Errors are ignored: most are gone already (closed
 // cleanly), and without CAP_NET_ADMIN SOCK_DESTROY ends none.
 func (b *connectBroker) endHostConns() {
@@ -117,9 +118,6 @@ func (b *connectBroker) endHostConns() {
 	defer unix.Close(nl)
 	buf := make([]byte, 4096)
 	for i, c := range conns {
-		if c.fd >= 0 {
-			continue
-		}
 		if unix.Sendto(nl, destroyRequest(uint32(i+1), c), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}) != nil {
 			return
 		}
