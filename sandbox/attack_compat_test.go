@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlockhq/airlock/internal/sandboxtest"
+	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
@@ -40,7 +41,8 @@ echo "fails=$fails signals=$n"`
 // signals its trap handles succeeds, as on the host (the control), and the trap
 // still runs. The flood of signalledWrites is logged: a signal before
 // the supervisor has picked the call up still interrupts it (the
-// kernel's rule), which the supervisor keeps short.
+// kernel's rule), which the supervisor keeps short (notifyrecv.go), and
+// the protected-paths line of the Report says so.
 func TestAttackSignalDuringCreate(t *testing.T) {
 	sb, _ := attackTarget(t, nil)
 	h := sb.Executor.Report().Host
@@ -78,6 +80,10 @@ echo "signals=$n"`}}
 		t.Errorf("an ordinary write was refused: %+v", o.Result.Denials)
 	}
 
+	// What remains is said where the guard is named.
+	if m := sb.Executor.Report().Status(profile.ProtectedPaths).Mechanism; !strings.Contains(m, "EINTR") {
+		t.Errorf("the protected-paths line does not say a stopped call can still fail with EINTR: %s", m)
+	}
 	flood := sandboxtest.Probe{Args: []string{"/bin/dash", "-c", signalledWrites}}
 	if host := sb.Host(t, flood); !strings.Contains(host.Stdout, "fails=0 ") {
 		t.Fatalf("control: the flood fails on the host: %s", host)

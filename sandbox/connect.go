@@ -79,9 +79,15 @@ type connectBroker struct {
 	timeout   time.Duration
 	sandboxNS unix.Stat_t // the sandbox's network namespace
 	// tty is the master of the run's pty, once it has one (pty.go).
-	tty  atomic.Pointer[os.File]
-	wg   sync.WaitGroup
-	once sync.Once
+	tty atomic.Pointer[os.File]
+	// wg counts the answers under way, receiving the receivers
+	// (notifyrecv.go); closing, under closeMu, stops new answers.
+	wg        sync.WaitGroup
+	receiving sync.WaitGroup
+	holding   sync.WaitGroup // the look at the run's sockets (sockhold.go)
+	closeMu   sync.Mutex
+	closing   bool
+	once      sync.Once
 }
 
 // startConnectBroker serves listener until close; it takes ownership of
@@ -97,14 +103,16 @@ func startConnectBroker(listener int, sandboxNS unix.Stat_t, gw *egress.Gateway,
 		return nil, fmt.Errorf("connect broker: eventfd: %w", err)
 	}
 	b.stop = stop
-	// A stopped call waits killable only once the supervisor has
-	// received it (seccomp.InstallNotifier); before that, a signal the
-	// program handles still interrupts it. Waking the receiving thread
-	// on the caller's CPU, at once (Linux 6.6), narrows that window.
-	// Older kernels refuse the flag, which changes nothing else.
+	// Waking the receiving thread on the caller's CPU, at once (Linux
+	// 6.6), narrows the window in which a signal still interrupts a
+	// stopped call (notifyrecv.go). Older kernels refuse the flag,
+	// which changes nothing else.
 	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
-	b.wg.Add(1)
-	go b.serve()
+	if err := b.startReceivers(); err != nil {
+		unix.Close(listener)
+		unix.Close(stop)
+		return nil, fmt.Errorf("connect broker: start receiving: %w", err)
+	}
 	return b, nil
 }
 
@@ -116,7 +124,8 @@ func (b *connectBroker) close() {
 		var one [8]byte
 		binary.NativeEndian.PutUint64(one[:], 1)
 		unix.Write(b.stop, one[:])
-		b.wg.Wait()
+		b.stopReceiving()
+		b.holding.Wait()
 		b.maker.close()
 		b.endHostConns()
 		unix.Close(b.listener)
@@ -152,43 +161,6 @@ type seccompNotifAddfd struct {
 	srcfd      uint32
 	newfd      uint32
 	newfdFlags uint32
-}
-
-func (b *connectBroker) serve() {
-	defer b.wg.Done()
-	fds := []unix.PollFd{{Fd: int32(b.listener), Events: unix.POLLIN}, {Fd: int32(b.stop), Events: unix.POLLIN}}
-	for {
-		fds[0].Revents, fds[1].Revents = 0, 0
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return
-		}
-		if fds[1].Revents != 0 {
-			return
-		}
-		if fds[0].Revents&unix.POLLIN == 0 {
-			return // POLLHUP: no process of the run is left to stop
-		}
-		n := new(seccompNotif)
-		if err := b.ioctl(unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(n)); err != nil {
-			continue // ENOENT: the caller died or was interrupted first
-		}
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			defer func() {
-				// A bug here must not take the supervisor, and with it
-				// the run, down: the call fails instead.
-				if recover() != nil {
-					resp := seccompNotifResp{id: n.id, error: -int32(unix.ECONNABORTED)}
-					b.ioctl(unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
-				}
-			}()
-			b.answer(n)
-		}()
-	}
 }
 
 func (b *connectBroker) ioctl(req uint, arg unsafe.Pointer) error {
@@ -326,7 +298,11 @@ func (b *connectBroker) connect(n *seccompNotif) (bool, unix.Errno) {
 		if !inet || !b.gw.CheckTCP(dst.Addr(), dst.Port()) {
 			return true, unix.EACCES
 		}
-		return true, b.connectOn(sock, raw)
+		errno := b.connectOn(sock, raw)
+		if errno == 0 || errno == unix.EINPROGRESS {
+			b.remember(sock, dst) // unless the broker holds it still
+		}
+		return true, errno
 	}
 	// inet means at least a sockaddr_in's length was read.
 	if !inet || int(binary.NativeEndian.Uint16(raw[0:2])) != domain || bound || connected || !b.gw.PermitsTCP(dst.Addr(), dst.Port()) {
@@ -358,6 +334,7 @@ func (b *connectBroker) connect(n *seccompNotif) (bool, unix.Errno) {
 	if err := b.ioctl(unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add)); err != nil {
 		return true, unix.ECONNABORTED
 	}
+	b.remember(host, dst)
 	return true, errno
 }
 
@@ -478,9 +455,6 @@ func (b *connectBroker) dial(domain int, dst netip.AddrPort, from int, wait bool
 		sa = &unix.SockaddrInet6{Port: int(dst.Port()), Addr: dst.Addr().As16()}
 	}
 	err = unix.Connect(s, sa)
-	if err == nil || errors.Is(err, unix.EINPROGRESS) {
-		b.remember(s, dst)
-	}
 	if errors.Is(err, unix.EINPROGRESS) {
 		if !wait {
 			return s, unix.EINPROGRESS

@@ -220,6 +220,18 @@ func (b *connectBroker) answerCreate(n *seccompNotif) {
 	b.ioctl(unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 }
 
+// createGuardNote adds to the protected-paths line what the create
+// guard costs a program on a kernel whose wait is killable once the
+// supervisor has the call: before that, a handled signal can still fail
+// it (notifyrecv.go). A kernel without that flag has it among the
+// Report's silent refusals instead.
+func createGuardNote(st GuaranteeStatus, h HostInfo) GuaranteeStatus {
+	if st.Status == Enforced && h.CreateGuard && h.KillableWait {
+		st.Mechanism += "; note: a call the create guard stops can still fail with EINTR when a signal the program handles without SA_RESTART lands before the supervisor has taken the call (the kernel waits killable only from then on; rare but for a flood of signals, see docs/PROFILES.md)"
+	}
+	return st
+}
+
 func refusalReason(op uint32) string {
 	if op == linux.GuardChmod || op == linux.GuardChown {
 		return "the mode and owner of a writable tree are held for the run; not changed"

@@ -180,7 +180,7 @@ func reportFor(p *profile.Profile, h HostInfo) Report {
 	gs[len(gs)-1] = rootReadStatus(gs[len(gs)-1], h)
 	boundary(profile.WriteBoundary)
 	gs = append(gs, denyNewFilesStatus(s, h))
-	gs = append(gs, protectedPathsStatus(s, h))
+	gs = append(gs, createGuardNote(protectedPathsStatus(s, h), h))
 
 	switch {
 	case !ns:

@@ -408,6 +408,9 @@ func (p *Process) startNotifier(h *guard.Handoff) error {
 		cg.close()
 		return err
 	}
+	if b.brokerTCP {
+		b.startHolding(p.child.Process.Pid)
+	}
 	p.broker = b
 	return nil
 }
