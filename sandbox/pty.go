@@ -30,12 +30,22 @@ type Terminal struct {
 	// Rows and Cols are the initial window size; zero leaves the pty's
 	// default. Process.Resize changes it during the run.
 	Rows, Cols uint16
+	// Suspend, when set, is called when the user types the suspend key
+	// (^Z) for a command that cannot be stopped by it: the command
+	// itself, not a job of a shell in the sandbox, which the kernel
+	// would not stop (its process group is orphaned: the init's session
+	// is another). The command's process group is stopped (SIGSTOP)
+	// until Suspend returns, then continued. A terminal program
+	// suspends itself there (suspend.go). Nil: the key goes to the pty
+	// as any other, and nothing stops.
+	Suspend func()
 }
 
 // ptyState is the supervisor's end of a run's pty.
 type ptyState struct {
-	sock   *os.File // the socket the helper sends the master on
-	master *os.File
+	sock    *os.File // the socket the helper sends the master on
+	master  *os.File
+	suspend func() // Terminal.Suspend
 }
 
 // preparePTY hands the helper the socket its master will come back on.
@@ -46,7 +56,7 @@ func (p *Process) preparePTY(cfg *linux.Config, c *exec.Cmd) error {
 		return &SetupError{Step: "terminal", Err: fmt.Errorf("socketpair: %w", err)}
 	}
 	child := os.NewFile(uintptr(fds[1]), "pty socket")
-	p.pty = &ptyState{sock: os.NewFile(uintptr(fds[0]), "pty socket")}
+	p.pty = &ptyState{sock: os.NewFile(uintptr(fds[0]), "pty socket"), suspend: t.Suspend}
 	c.ExtraFiles = append(c.ExtraFiles, child)
 	p.pipes = append(p.pipes, child)
 	cfg.PTY = &linux.PTYConfig{FD: 2 + len(c.ExtraFiles), Rows: t.Rows, Cols: t.Cols}
@@ -107,7 +117,7 @@ func (s *ptyState) feed(in io.Reader) {
 	for {
 		n, err := in.Read(buf)
 		if n > 0 {
-			if _, werr := s.master.Write(buf[:n]); werr != nil {
+			if werr := s.write(buf[:n]); werr != nil {
 				return
 			}
 			last = buf[n-1]

@@ -91,8 +91,12 @@ func (st *initState) reap(cmd int) {
 			// ^Z on the pty stopped the command itself (a shell never
 			// stops itself): no shell in the sandbox would ever go on
 			// with it, and the user's keys would reach nothing. It goes
-			// on at once, as if it ignored the key.
-			_ = unix.Kill(-cmd, unix.SIGCONT)
+			// on at once, as if it ignored the key. A SIGSTOP is not the
+			// key: the supervisor stops the command so while it is
+			// suspended itself (sandbox/suspend.go) and continues it.
+			if ws.StopSignal() != unix.SIGSTOP {
+				_ = unix.Kill(-cmd, unix.SIGCONT)
+			}
 			continue
 		}
 		if pid == cmd {
