@@ -253,8 +253,8 @@ func bomb(t *testing.T, sb *sandboxtest.Sandbox, p sandboxtest.Probe, marker str
 	if pid == 0 {
 		t.Fatal("the bomb's first process never appeared on the host")
 	}
-	ns := sandboxtest.PidNamespace(pid)
-	sampler := sandboxtest.Sample(2*time.Millisecond, func() int64 { return int64(sandboxtest.ProcsInPidNamespace(ns)) })
+	ns := sandboxtest.OpenPidNamespace(t, pid)
+	sampler := sandboxtest.Sample(2*time.Millisecond, func() int64 { return int64(ns.Procs()) })
 	var slowest time.Duration
 	for i := 0; i < 5; i++ {
 		start := time.Now()
@@ -272,7 +272,7 @@ func bomb(t *testing.T, sb *sandboxtest.Sandbox, p sandboxtest.Probe, marker str
 	if left := sandboxtest.Procs(marker); len(left) > 0 {
 		t.Errorf("ATTACK SUCCEEDED: bomb processes %v survived the run", left)
 	}
-	if n := sandboxtest.ProcsInPidNamespace(ns); n > 0 {
+	if n := ns.Procs(); n > 0 {
 		t.Errorf("ATTACK SUCCEEDED: %d processes left in the run's pid namespace", n)
 	}
 	t.Logf("status %s; at most %d processes seen at once from the host; host started /bin/true in at most %v", o.Result.Status, peak, slowest)

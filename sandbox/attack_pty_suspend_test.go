@@ -14,7 +14,7 @@ import (
 
 // startPTYSuspend is startPTY with a Terminal.Suspend that reports each
 // call on suspended and returns once resume is sent to.
-func startPTYSuspend(t *testing.T, sb *sandboxtest.Sandbox, args ...string) (*screen, *io.PipeWriter, chan struct{}, chan struct{}) {
+func startPTYSuspend(t *testing.T, sb *sandboxtest.Sandbox, args ...string) (*sandbox.Process, *screen, *io.PipeWriter, chan struct{}, chan struct{}) {
 	t.Helper()
 	in, keys := io.Pipe()
 	scr := newScreen()
@@ -33,7 +33,7 @@ func startPTYSuspend(t *testing.T, sb *sandboxtest.Sandbox, args ...string) (*sc
 		t.Fatalf("start with a terminal: %v", err)
 	}
 	t.Cleanup(func() { keys.Close(); proc.Kill() })
-	return scr, keys, suspended, resume
+	return proc, scr, keys, suspended, resume
 }
 
 func highestTick(s string) int {
@@ -52,7 +52,7 @@ func highestTick(s string) int {
 func TestAttackPTYSuspendHook(t *testing.T) {
 	sb, _ := attackTarget(t, nil)
 	src := "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.2)\n"
-	scr, keys, suspended, resume := startPTYSuspend(t, sb, sandboxtest.Python, "-c", src)
+	_, scr, keys, suspended, resume := startPTYSuspend(t, sb, sandboxtest.Python, "-c", src)
 	at := scr.waitFor(t, 0, "tick 1")
 	keys.Write([]byte("\x1a"))
 	select {
@@ -71,7 +71,7 @@ func TestAttackPTYSuspendHook(t *testing.T) {
 	scr.waitFor(t, at, "KeyboardInterrupt")
 
 	// A shell's job: the shell stops it and says so; Suspend is not called.
-	scr, keys, suspended, _ = startPTYSuspend(t, sb, "bash", "--norc", "--noprofile", "-i")
+	_, scr, keys, suspended, _ = startPTYSuspend(t, sb, "bash", "--norc", "--noprofile", "-i")
 	at = scr.waitFor(t, 0, "bash-")
 	keys.Write([]byte("echo start-$((1+1)); sleep 100\n"))
 	at = scr.waitFor(t, at, "start-2")

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,13 +22,65 @@ func (s *ptyState) write(b []byte) error {
 		}
 		// The key itself is not passed on: the line discipline would
 		// send SIGTSTP to an orphaned group, which the kernel drops.
-		_ = unix.Kill(-pgrp, unix.SIGSTOP)
+		s.hold(pgrp)
 		s.suspend()
-		_ = unix.Kill(-pgrp, unix.SIGCONT)
+		s.release(pgrp)
 		b = b[i+1:]
 	}
 	return nil
 }
+
+// initStopWithin bounds how long hold waits for the init to stop. It
+// stops at once unless the host is starved; past it, hold goes on, and
+// the worst that can follow is the init continuing the command, which
+// then runs on while the supervisor is suspended: never a run that
+// cannot end.
+const initStopWithin = 2 * time.Second
+
+// hold stops the command's process group while the supervisor is
+// suspended. The init continues a stopped command (init.go: nothing in
+// the sandbox could, so a SIGSTOP would otherwise hold the run until its
+// wall-clock budget), so the init is stopped first, and waited for: a
+// SIGSTOP from outside its namespace stops even a namespace's PID 1. A
+// stopped run still ends as any run: SIGKILL (Kill, the timeout, the
+// output budget) ends stopped processes too, and the init's end ends the
+// rest of its namespace.
+func (s *ptyState) hold(pgrp int) {
+	if s.init > 0 {
+		_ = unix.Kill(s.init, unix.SIGSTOP)
+		waitStopped(s.init, initStopWithin)
+	}
+	_ = unix.Kill(-pgrp, unix.SIGSTOP)
+}
+
+// release undoes hold in the other order: the command's group goes on
+// before the init, so the init, once continued, no longer finds it
+// stopped (a continued child is not reported stopped) and leaves it be.
+func (s *ptyState) release(pgrp int) {
+	_ = unix.Kill(-pgrp, unix.SIGCONT)
+	if s.init > 0 {
+		_ = unix.Kill(s.init, unix.SIGCONT)
+	}
+}
+
+// waitStopped waits, at most within, until pid, a child of this process,
+// has stopped: every thread of it, which is when the kernel reports the
+// stop to its parent. WNOWAIT leaves the report for its real waiter.
+func waitStopped(pid int, within time.Duration) {
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		var info unix.Siginfo
+		if err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WNOWAIT|unix.WNOHANG, nil); err != nil {
+			return
+		}
+		if info.Signo == int32(unix.SIGCHLD) && info.Code == cldStopped {
+			return
+		}
+	}
+}
+
+// cldStopped is CLD_STOPPED, a waitid report's si_code for a child that
+// stopped (x/sys/unix has no name for it).
+const cldStopped = 5
 
 // suspendAt is where in b the first suspend key is that the run must act
 // on, and the process group it stops, or -1: the pty's line discipline
