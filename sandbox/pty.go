@@ -35,10 +35,11 @@ type Terminal struct {
 	// (^Z) for a command that cannot be stopped by it: the command
 	// itself, not a job of a shell in the sandbox, which the kernel
 	// would not stop (its process group is orphaned: the init's session
-	// is another). The command's process group is stopped (SIGSTOP)
-	// until Suspend returns, then continued. A terminal program
-	// suspends itself there (suspend.go). Nil: the key goes to the pty
-	// as any other, and nothing stops.
+	// is another). The run is held until Suspend returns, then
+	// continued: the init and the command's process group are stopped
+	// (SIGSTOP, suspend.go), and a Kill or budget meanwhile still ends
+	// the run. A terminal program suspends itself there. Nil: the key
+	// goes to the pty as any other, and nothing stops.
 	Suspend func()
 }
 

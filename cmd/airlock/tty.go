@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -163,15 +164,7 @@ func (u *userTerminal) restore() {
 // the command. Continued in the background (bg), that TCSETS stops
 // airlock again (SIGTTOU) until the job is brought to the foreground.
 func (u *userTerminal) suspend() {
-	// The kernel drops a SIGTSTP to an orphaned process group (no shell
-	// of the session would continue it): airlock then goes on at once.
-	ppid := os.Getppid()
-	if pg, err := unix.Getpgid(ppid); err != nil || pg == unix.Getpgrp() {
-		return
-	}
-	if ps, err := unix.Getsid(ppid); err != nil {
-		return
-	} else if own, err := unix.Getsid(0); err != nil || own != ps {
+	if !canStop() {
 		return
 	}
 	// Continued is known by SIGCONT, not by kill returning: another
@@ -187,12 +180,42 @@ func (u *userTerminal) suspend() {
 	if err := unix.Kill(0, unix.SIGTSTP); err != nil {
 		return
 	}
-	<-cont
+	// The run is held until this returns: should the stop never come
+	// (the shell ended between canStop and the kill, and the kernel
+	// dropped the SIGTSTP), airlock goes on rather than wait for a
+	// SIGCONT nobody will send. Stopped, it checks nothing.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-cont:
+			waiting = false
+		case <-tick.C:
+			waiting = canStop()
+		}
+	}
 	u.mu.Lock()
 	if u.saved != nil {
 		_ = unix.IoctlSetTermios(u.in, unix.TCSETS, &u.raw)
 	}
 	u.mu.Unlock()
+}
+
+// canStop reports whether a SIGTSTP would stop airlock: the kernel drops
+// it for an orphaned process group, one with no shell of the session
+// (airlock's parent, in another group of the same session) to continue
+// it.
+func canStop() bool {
+	ppid := os.Getppid()
+	if pg, err := unix.Getpgid(ppid); err != nil || pg == unix.Getpgrp() {
+		return false
+	}
+	ps, err := unix.Getsid(ppid)
+	if err != nil {
+		return false
+	}
+	own, err := unix.Getsid(0)
+	return err == nil && own == ps
 }
 
 // crlfWriter ends each line with \r\n: airlock's own lines during a run
