@@ -48,7 +48,9 @@ type ptyState struct {
 	sock    *os.File // the socket the helper sends the master on
 	master  *os.File
 	suspend func() // Terminal.Suspend
-	init    int    // the sandbox's init, as the host numbers it (hold)
+	// init is the sandbox's init (hold); an os.Process signals it by
+	// pidfd, never a pid reused after the run.
+	init *os.Process
 	// endR and endW are a pipe whose write end endInput closes: feed,
 	// which owns endR, polls it with the caller's input and reads no
 	// more of that once it is readable (the command's terminal is gone).
@@ -92,7 +94,7 @@ func (p *Process) startPTY() error {
 	_ = unix.SetNonblock(fd, true)
 	p.live.Lock()
 	p.pty.master = os.NewFile(uintptr(fd), "pty master")
-	p.pty.init = p.child.Process.Pid
+	p.pty.init = p.child.Process
 	p.live.Unlock()
 	w := p.cmd.Stdout
 	if w == nil {

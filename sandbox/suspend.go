@@ -46,9 +46,8 @@ const initStopWithin = 2 * time.Second
 // output budget) ends stopped processes too, and the init's end ends the
 // rest of its namespace.
 func (s *ptyState) hold(pgrp int) {
-	if s.init > 0 {
-		_ = unix.Kill(s.init, unix.SIGSTOP)
-		waitStopped(s.init, initStopWithin)
+	if s.init != nil && s.init.Signal(syscall.SIGSTOP) == nil {
+		waitStopped(s.init.Pid, initStopWithin)
 	}
 	_ = unix.Kill(-pgrp, unix.SIGSTOP)
 }
@@ -58,8 +57,8 @@ func (s *ptyState) hold(pgrp int) {
 // stopped (a continued child is not reported stopped) and leaves it be.
 func (s *ptyState) release(pgrp int) {
 	_ = unix.Kill(-pgrp, unix.SIGCONT)
-	if s.init > 0 {
-		_ = unix.Kill(s.init, unix.SIGCONT)
+	if s.init != nil {
+		_ = s.init.Signal(syscall.SIGCONT)
 	}
 }
 
