@@ -42,7 +42,7 @@ func TestAttackStoppedCommandEnds(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { proc.Kill() })
-			pid := sandboxtest.WaitFor(marker, 5*time.Second)
+			pid := sandboxtest.WaitFor(marker, 30*time.Second)
 			if pid == 0 {
 				t.Fatal("the command never appeared on the host")
 			}
@@ -79,7 +79,7 @@ func TestAttackPTYSuspendedRunEnds(t *testing.T) {
 	proc, scr, keys, suspended, resume := startPTYSuspend(t, sb, sandboxtest.Python, "-c", src, marker)
 	defer close(resume) // the Suspend still waiting, once the test is done
 	scr.waitFor(t, 0, "tick 1")
-	pid := sandboxtest.WaitFor(marker, 5*time.Second)
+	pid := sandboxtest.WaitFor(marker, 30*time.Second)
 	if pid == 0 {
 		t.Fatal("the command never appeared on the host")
 	}
