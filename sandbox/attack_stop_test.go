@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,10 @@ import (
 // such a run hung until its timeout.
 func TestAttackStoppedCommandEnds(t *testing.T) {
 	sb, _ := attackTarget(t, nil)
-	const script = `kill -STOP $$; echo resumed-$((6*7)); (sleep 100; :) & kill -STOP $!; echo child-stopped`
+	// It waits for the test to hold its pid namespace (the file "pinned"
+	// in the workspace, its working directory), or it could be gone
+	// before the test saw it.
+	const script = `while [ ! -e pinned ]; do sleep 0.05; done; kill -STOP $$; echo resumed-$((6*7)); (sleep 100; :) & kill -STOP $!; echo child-stopped`
 	for _, tty := range []bool{false, true} {
 		name := "pipes"
 		if tty {
@@ -47,6 +51,9 @@ func TestAttackStoppedCommandEnds(t *testing.T) {
 				t.Fatal("the command never appeared on the host")
 			}
 			ns := sandboxtest.OpenPidNamespace(t, pid)
+			pinned := filepath.Join(sb.Workspace, "pinned")
+			must(t, os.WriteFile(pinned, nil, 0o644))
+			defer os.Remove(pinned)
 			res, err := proc.Wait()
 			if err != nil {
 				t.Fatal(err)
