@@ -99,9 +99,10 @@ func (st *initState) reap(cmd int) {
 // the sandbox would ever continue it, so the run would stay stopped
 // until its wall-clock budget, and with none, for ever: it goes on at
 // once, as if it ignored the signal. The supervisor's own hold
-// (sandbox/suspend.go) stops the init before the command, so the init
-// never sees that stop. With a terminal the command leads its process
-// group, which goes on with it.
+// (sandbox/suspend.go) stops the init before the command and continues
+// it after, so the init never finds the command stopped then (a
+// continued child is not reported). With a terminal the command leads
+// its process group, which goes on with it.
 func (st *initState) resume(cmd int) {
 	if st.ctty {
 		_ = unix.Kill(-cmd, unix.SIGCONT)
