@@ -248,6 +248,13 @@ n=$(wc -l < "$out"); echo "leaves=$n"; [ "$n" -eq $((1 << depth)) ]`
 // start a process meanwhile. After Wait nothing of it may be left.
 func bomb(t *testing.T, sb *sandboxtest.Sandbox, p sandboxtest.Probe, marker string) (sandboxtest.Outcome, int64) {
 	t.Helper()
+	// The bomb waits for the test to hold its pid namespace (a file in
+	// the workspace, its working directory): a bomb its budget ends at
+	// once (RLIMIT_NPROC, unprivileged) could otherwise be gone before
+	// the test saw it.
+	gate := "bomb-gate-" + marker
+	p.Args = append([]string(nil), p.Args...)
+	p.Args[2] = "while [ ! -e " + gate + " ]; do sleep 0.02; done; " + p.Args[2]
 	run := sb.Start(t, p)
 	// A bound, not a timing: on a loaded host the sandbox takes seconds to start.
 	pid := sandboxtest.WaitFor(marker, 30*time.Second)
@@ -255,6 +262,8 @@ func bomb(t *testing.T, sb *sandboxtest.Sandbox, p sandboxtest.Probe, marker str
 		t.Fatal("the bomb's first process never appeared on the host")
 	}
 	ns := sandboxtest.OpenPidNamespace(t, pid)
+	must(t, os.WriteFile(filepath.Join(sb.Workspace, gate), nil, 0o644))
+	defer os.Remove(filepath.Join(sb.Workspace, gate))
 	sampler := sandboxtest.Sample(2*time.Millisecond, func() int64 { return int64(ns.Procs()) })
 	var slowest time.Duration
 	for i := 0; i < 5; i++ {
