@@ -177,6 +177,15 @@ func New(s Spec) (*Profile, error) {
 		s.Network.Deny[i] = strings.ToLower(h)
 	}
 	s.Network.Deny = sortedUnique(s.Network.Deny)
+	for i, a := range s.Network.PublishAddresses {
+		ip, err := netip.ParseAddr(a)
+		if err != nil || ip.Zone() != "" {
+			return nil, &FieldError{Field: "network.publish_addresses", Value: a,
+				Fix: "write an IP address without a port or zone, like \"0.0.0.0\" (every IPv4 address) or \"192.168.1.5\"; loopback needs no entry"}
+		}
+		s.Network.PublishAddresses[i] = ip.Unmap().String()
+	}
+	s.Network.PublishAddresses = sortedUnique(s.Network.PublishAddresses)
 
 	b := s.Budgets
 	switch {

@@ -102,6 +102,13 @@ type NetworkSpec struct {
 	// Package workspace fills it from a workspace's Net and WebFetch
 	// deny rules.
 	Deny []string `toml:"deny" json:"deny,omitempty"`
+	// PublishAddresses lists the host addresses besides loopback that a
+	// published port (airlock run --publish ADDR:HOST_PORT:PORT) may
+	// listen on: IP literals, "0.0.0.0" or "::" for every address. Empty
+	// means loopback only, so nothing off this machine reaches the
+	// command unless the profile says so. New writes each address in
+	// its canonical form.
+	PublishAddresses []string `toml:"publish_addresses" json:"publish_addresses,omitempty"`
 }
 
 // Protocols of a network.allow entry.
@@ -208,6 +215,7 @@ func Merge(base, o Spec) Spec {
 	// Deny entries hold in every mode, so a layer that changes the mode
 	// keeps them.
 	out.Network.Deny = append(out.Network.Deny, o.Network.Deny...)
+	out.Network.PublishAddresses = append(out.Network.PublishAddresses, o.Network.PublishAddresses...)
 	b := &out.Budgets
 	if o.Budgets.Memory != 0 {
 		b.Memory = o.Budgets.Memory

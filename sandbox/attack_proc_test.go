@@ -248,13 +248,23 @@ n=$(wc -l < "$out"); echo "leaves=$n"; [ "$n" -eq $((1 << depth)) ]`
 // start a process meanwhile. After Wait nothing of it may be left.
 func bomb(t *testing.T, sb *sandboxtest.Sandbox, p sandboxtest.Probe, marker string) (sandboxtest.Outcome, int64) {
 	t.Helper()
+	// The bomb waits for the test to hold its pid namespace (a file in
+	// the workspace, its working directory): a bomb its budget ends at
+	// once (RLIMIT_NPROC, unprivileged) could otherwise be gone before
+	// the test saw it.
+	gate := "bomb-gate-" + marker
+	p.Args = append([]string(nil), p.Args...)
+	p.Args[2] = "while [ ! -e " + gate + " ]; do sleep 0.02; done; " + p.Args[2]
 	run := sb.Start(t, p)
-	pid := sandboxtest.WaitFor(marker, 5*time.Second)
+	// A bound, not a timing: on a loaded host the sandbox takes seconds to start.
+	pid := sandboxtest.WaitFor(marker, 30*time.Second)
 	if pid == 0 {
 		t.Fatal("the bomb's first process never appeared on the host")
 	}
-	ns := sandboxtest.PidNamespace(pid)
-	sampler := sandboxtest.Sample(2*time.Millisecond, func() int64 { return int64(sandboxtest.ProcsInPidNamespace(ns)) })
+	ns := sandboxtest.OpenPidNamespace(t, pid)
+	must(t, os.WriteFile(filepath.Join(sb.Workspace, gate), nil, 0o644))
+	defer os.Remove(filepath.Join(sb.Workspace, gate))
+	sampler := sandboxtest.Sample(2*time.Millisecond, func() int64 { return int64(ns.Procs()) })
 	var slowest time.Duration
 	for i := 0; i < 5; i++ {
 		start := time.Now()
@@ -272,7 +282,7 @@ func bomb(t *testing.T, sb *sandboxtest.Sandbox, p sandboxtest.Probe, marker str
 	if left := sandboxtest.Procs(marker); len(left) > 0 {
 		t.Errorf("ATTACK SUCCEEDED: bomb processes %v survived the run", left)
 	}
-	if n := sandboxtest.ProcsInPidNamespace(ns); n > 0 {
+	if n := ns.Procs(); n > 0 {
 		t.Errorf("ATTACK SUCCEEDED: %d processes left in the run's pid namespace", n)
 	}
 	t.Logf("status %s; at most %d processes seen at once from the host; host started /bin/true in at most %v", o.Result.Status, peak, slowest)

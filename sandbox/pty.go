@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -30,12 +31,31 @@ type Terminal struct {
 	// Rows and Cols are the initial window size; zero leaves the pty's
 	// default. Process.Resize changes it during the run.
 	Rows, Cols uint16
+	// Suspend, when set, is called when the user types the suspend key
+	// (^Z) for a command that cannot be stopped by it: the command
+	// itself, not a job of a shell in the sandbox, which the kernel
+	// would not stop (its process group is orphaned: the init's session
+	// is another). The run is held until Suspend returns, then
+	// continued: the init and the command's process group are stopped
+	// (SIGSTOP, suspend.go), and a Kill or budget meanwhile still ends
+	// the run. A terminal program suspends itself there. Nil: the key
+	// goes to the pty as any other, and nothing stops.
+	Suspend func()
 }
 
 // ptyState is the supervisor's end of a run's pty.
 type ptyState struct {
-	sock   *os.File // the socket the helper sends the master on
-	master *os.File
+	sock    *os.File // the socket the helper sends the master on
+	master  *os.File
+	suspend func() // Terminal.Suspend
+	// init is the sandbox's init (hold); an os.Process signals it by
+	// pidfd, never a pid reused after the run.
+	init *os.Process
+	// endR and endW are a pipe whose write end endInput closes: feed,
+	// which owns endR, polls it with the caller's input and reads no
+	// more of that once it is readable (the command's terminal is gone).
+	endR, endW   int
+	endInputOnce sync.Once
 }
 
 // preparePTY hands the helper the socket its master will come back on.
@@ -46,7 +66,7 @@ func (p *Process) preparePTY(cfg *linux.Config, c *exec.Cmd) error {
 		return &SetupError{Step: "terminal", Err: fmt.Errorf("socketpair: %w", err)}
 	}
 	child := os.NewFile(uintptr(fds[1]), "pty socket")
-	p.pty = &ptyState{sock: os.NewFile(uintptr(fds[0]), "pty socket")}
+	p.pty = &ptyState{sock: os.NewFile(uintptr(fds[0]), "pty socket"), suspend: t.Suspend, endR: -1, endW: -1}
 	c.ExtraFiles = append(c.ExtraFiles, child)
 	p.pipes = append(p.pipes, child)
 	cfg.PTY = &linux.PTYConfig{FD: 2 + len(c.ExtraFiles), Rows: t.Rows, Cols: t.Cols}
@@ -74,6 +94,7 @@ func (p *Process) startPTY() error {
 	_ = unix.SetNonblock(fd, true)
 	p.live.Lock()
 	p.pty.master = os.NewFile(uintptr(fd), "pty master")
+	p.pty.init = p.child.Process
 	p.live.Unlock()
 	w := p.cmd.Stdout
 	if w == nil {
@@ -90,24 +111,82 @@ func (p *Process) startPTY() error {
 	p.ptyHints = p.newHints(w)
 	p.ptyHints.crlf = true
 	p.copiers.Add(1)
-	go p.copyOutput(ptyReader{p.pty.master}, p.ptyHints)
+	go func() {
+		p.copyOutput(ptyReader{p.pty.master}, p.ptyHints)
+		// The master reads its end once no process holds the terminal:
+		// what the user types next is for whoever reads their terminal
+		// after airlock (their shell), not for a pty nobody reads.
+		p.pty.endInput()
+	}()
 	if in := p.cmd.Stdin; in != nil {
+		if _, ok := in.(*os.File); ok {
+			var end [2]int
+			if err := unix.Pipe2(end[:], unix.O_CLOEXEC); err != nil {
+				return &SetupError{Step: "terminal", Err: fmt.Errorf("pipe: %w", err)}
+			}
+			p.pty.endR, p.pty.endW = end[0], end[1]
+		}
 		go p.pty.feed(in)
 	}
 	return nil
 }
 
+// endInput stops feed before its next read of the caller's input.
+func (s *ptyState) endInput() {
+	s.endInputOnce.Do(func() {
+		if s.endW >= 0 {
+			unix.Close(s.endW)
+		}
+	})
+}
+
+// waitInput waits until f has input to read (or its end, or an error,
+// which the read then returns) and reports true, or false once endInput
+// was called.
+func (s *ptyState) waitInput(f *os.File) bool {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return true
+	}
+	in := -1
+	_ = sc.Control(func(u uintptr) { in = int(u) })
+	fds := []unix.PollFd{{Fd: int32(in), Events: unix.POLLIN}, {Fd: int32(s.endR), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return true
+		case fds[1].Revents != 0:
+			return false
+		case fds[0].Revents != 0:
+			return true
+		}
+	}
+}
+
 // feed copies in to the master. At the end of in (a pipe, with --tty
 // in a pipeline) the terminal's EOF key follows, once after a complete
 // line and twice after a partial one, so the command reads its end as it
-// would from a pipe.
+// would from a pipe. An in that is a file (the user's terminal) is read
+// only once it has input and while the command's terminal is there
+// (endInput): a read blocked on it past the command's end would take
+// the next line the user types, meant for their shell, and lose it.
 func (s *ptyState) feed(in io.Reader) {
+	f, _ := in.(*os.File)
+	if f != nil {
+		defer unix.Close(s.endR)
+	}
 	buf := make([]byte, 32<<10)
 	last := byte('\n')
 	for {
+		if f != nil && !s.waitInput(f) {
+			return
+		}
 		n, err := in.Read(buf)
 		if n > 0 {
-			if _, werr := s.master.Write(buf[:n]); werr != nil {
+			if werr := s.write(buf[:n]); werr != nil {
 				return
 			}
 			last = buf[n-1]
@@ -167,6 +246,7 @@ func (p *Process) closePTY() {
 	if p.pty == nil {
 		return
 	}
+	p.pty.endInput()
 	p.pty.sock.Close()
 	if p.pty.master != nil {
 		p.pty.master.Close()

@@ -22,8 +22,10 @@ import (
 // or an allowlist) can publish; with network "all" the command's ports
 // are the host's already.
 type Publish struct {
-	// HostAddr is the host address to listen on; empty means
-	// 127.0.0.1, so nothing off this machine reaches the command.
+	// HostAddr is the host address to listen on, an IP literal; empty
+	// means 127.0.0.1, so nothing off this machine reaches the command.
+	// An address that is not loopback must be in the profile's
+	// network.publish_addresses.
 	HostAddr string `json:"host_addr"`
 	// HostPort is the host's port; 0 means the same as Port.
 	HostPort int `json:"host_port"`
@@ -62,6 +64,11 @@ func (p *Process) preparePublish(cfg *linux.Config, c *exec.Cmd, ownNet bool) er
 		}
 		if want.HostPort == 0 {
 			want.HostPort = want.Port
+		}
+		// Off loopback, a published port is reachable from other
+		// machines: only the profile can open that.
+		if !p.e.profile.CanPublishOn(want.HostAddr) {
+			return &SetupError{Step: "publish", Err: fmt.Errorf("the profile does not allow publishing on %s; list it in [network] publish_addresses (docs/PROFILES.md) or publish on loopback", want.HostAddr)}
 		}
 		if want.Port < 1 || want.Port > 65535 || want.HostPort < 1 || want.HostPort > 65535 {
 			return &SetupError{Step: "publish", Err: fmt.Errorf("port %d:%d is out of range; ports are 1 to 65535", want.HostPort, want.Port)}

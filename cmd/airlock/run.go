@@ -39,7 +39,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	tty := ttyAuto
 	fs.Var(&tty, "tty", "give CMD a terminal of its own: `auto` (when stdin and stdout are terminals), always (--tty) or never; without one, CMD's stdin, stdout and stderr are pipes")
 	var publish publishFlag
-	fs.Var(&publish, "publish", "make `[HOST_PORT:]PORT`, a port CMD listens on in the sandbox, reachable on the host's 127.0.0.1 (repeatable; HOST_PORT defaults to PORT)")
+	fs.Var(&publish, "publish", "make `[[ADDR:]HOST_PORT:]PORT`, a port CMD listens on in the sandbox, reachable on the host's ADDR (default 127.0.0.1; another address needs the profile's network.publish_addresses) (repeatable; HOST_PORT defaults to PORT)")
 	noTTY := fs.Bool("no-tty", false, "never give CMD a terminal (--tty=never)")
 	grantTok := fs.String("grant", "", "run only with this single-use `TOKEN` from the gate, which must be for exactly this command, directory, profile and --execution-id (the Claude Code hook's sandbox rewrite passes it)")
 	help := func(w io.Writer) {
@@ -94,6 +94,10 @@ Flags:
 		return exitSetup
 	}
 	p := pol.Profile
+	if err := checkPublish(publish, p); err != nil {
+		fmt.Fprintln(stderr, "airlock run:", visible.Text(err.Error()))
+		return exitUsage
+	}
 	if wd, _ := os.Getwd(); wd != "" {
 		if err := gitWorktreeRefusal(argv, wd, p); err != nil {
 			fmt.Fprintln(stderr, "airlock:", err)
@@ -180,6 +184,7 @@ Flags:
 			return exitSetup
 		}
 		defer term.restore()
+		cmd.Terminal.Suspend = term.suspend
 		// The sandbox's own lines (refusals as they happen) reach the
 		// raw terminal too.
 		cmd.Stderr = crlfWriter{stderr}

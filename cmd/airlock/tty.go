@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -69,7 +71,9 @@ func (m ttyMode) wants(stdin, stdout *os.File) bool {
 // error) passes through it.
 type userTerminal struct {
 	in      int
+	mu      sync.Mutex // saved, between restore and suspend
 	saved   *unix.Termios
+	raw     unix.Termios
 	winFrom int // where the window size is read: stdout, else stdin
 	sigs    chan os.Signal
 }
@@ -107,7 +111,7 @@ func newUserTerminal(stdin, stdout *os.File) (*userTerminal, *sandbox.Terminal, 
 	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
 		return nil, nil, fmt.Errorf("put the terminal in raw mode: %w (run with --no-tty for pipes)", err)
 	}
-	u.in, u.saved = fd, saved
+	u.in, u.saved, u.raw = fd, saved, raw
 	return u, t, nil
 }
 
@@ -141,12 +145,77 @@ func (u *userTerminal) restore() {
 		close(u.sigs)
 		u.sigs = nil
 	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if u.saved != nil {
 		// TCSETSW would wait for output the user's terminal may never
 		// drain (a ^S the command left); TCSETS does not.
 		_ = unix.IoctlSetTermios(u.in, unix.TCSETS, u.saved)
 		u.saved = nil
 	}
+}
+
+// suspend is Terminal.Suspend: ^Z stopped the command, so airlock stops
+// too, as a terminal program does, and the shell it runs under gets its
+// prompt back (and its job control: fg, bg). The user's terminal is put
+// back as it was for the shell, airlock stops its own process group
+// (SIGTSTP, never caught here, so its default action), and once
+// continued it makes the terminal raw again; the sandbox then resumes
+// the command. Continued in the background (bg), that TCSETS stops
+// airlock again (SIGTTOU) until the job is brought to the foreground.
+func (u *userTerminal) suspend() {
+	if !canStop() {
+		return
+	}
+	// Continued is known by SIGCONT, not by kill returning: another
+	// thread may take the stop a moment later.
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
+	u.mu.Lock()
+	if u.saved != nil {
+		_ = unix.IoctlSetTermios(u.in, unix.TCSETS, u.saved)
+	}
+	u.mu.Unlock()
+	if err := unix.Kill(0, unix.SIGTSTP); err != nil {
+		return
+	}
+	// The run is held until this returns: should the stop never come
+	// (the shell ended between canStop and the kill, and the kernel
+	// dropped the SIGTSTP), airlock goes on rather than wait for a
+	// SIGCONT nobody will send. Stopped, it checks nothing.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-cont:
+			waiting = false
+		case <-tick.C:
+			waiting = canStop()
+		}
+	}
+	u.mu.Lock()
+	if u.saved != nil {
+		_ = unix.IoctlSetTermios(u.in, unix.TCSETS, &u.raw)
+	}
+	u.mu.Unlock()
+}
+
+// canStop reports whether a SIGTSTP would stop airlock: the kernel drops
+// it for an orphaned process group, one with no shell of the session
+// (airlock's parent, in another group of the same session) to continue
+// it.
+func canStop() bool {
+	ppid := os.Getppid()
+	if pg, err := unix.Getpgid(ppid); err != nil || pg == unix.Getpgrp() {
+		return false
+	}
+	ps, err := unix.Getsid(ppid)
+	if err != nil {
+		return false
+	}
+	own, err := unix.Getsid(0)
+	return err == nil && own == ps
 }
 
 // crlfWriter ends each line with \r\n: airlock's own lines during a run

@@ -94,10 +94,25 @@ func (u *userTTY) send(t *testing.T, keys string) {
 	}
 }
 
-// exit waits for airlock to end and returns its status.
+// exitWithin bounds exit: a process that never ends (a shell that did
+// not get its "exit", an airlock that stopped itself again) fails the
+// test with the transcript instead of hanging it.
+const exitWithin = 60 * time.Second
+
+// exit waits for the process the test started on the pty (airlock, or
+// the shell airlock runs under) to end and returns its status.
 func (u *userTTY) exit(t *testing.T) int {
 	t.Helper()
-	err := u.cmd.Wait()
+	waited := make(chan error, 1)
+	go func() { waited <- u.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-waited:
+	case <-time.After(exitWithin):
+		_ = u.cmd.Process.Kill()
+		<-waited
+		t.Fatalf("%s did not end within %v; the terminal so far:\n%q", u.cmd.Args[0], exitWithin, u.screen())
+	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode()
 	} else if err != nil {

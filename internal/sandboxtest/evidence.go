@@ -107,21 +107,43 @@ func StartHostProcess(t testing.TB, marker string, env ...string) *exec.Cmd {
 	return cmd
 }
 
-// PidNamespace is the identity of pid's pid namespace ("pid:[4026...]").
-func PidNamespace(pid int) string {
-	ns, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
-	return ns
+// PidNS is the pid namespace of a run, held open for as long as the
+// test looks at it. The kernel numbers namespaces from a pool whose
+// freed numbers it hands out again at once: once a run's namespace is
+// gone, the next namespace made anywhere on the host (another test's
+// sandbox) may get its number, and that run's processes (its init and
+// command: "2 processes left") would be counted as this one's. An open
+// handle keeps the namespace, and so its number, from being freed.
+type PidNS struct {
+	f  *os.File
+	id string
 }
 
-// ProcsInPidNamespace counts the host processes in namespace ns.
-func ProcsInPidNamespace(ns string) int {
-	n := 0
+// OpenPidNamespace holds pid's pid namespace until the test ends.
+func OpenPidNamespace(t testing.TB, pid int) *PidNS {
+	t.Helper()
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	if err != nil {
+		t.Fatalf("open the pid namespace of pid %d: %v (did it end already?)", pid, err)
+	}
+	id, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil {
+		f.Close()
+		t.Fatalf("read the pid namespace of pid %d: %v", pid, err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return &PidNS{f: f, id: id}
+}
+
+// Procs counts the host processes in the namespace.
+func (n *PidNS) Procs() int {
+	c := 0
 	forEachPid(func(pid int) {
-		if PidNamespace(pid) == ns {
-			n++
+		if ns, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid"); ns == n.id {
+			c++
 		}
 	})
-	return n
+	return c
 }
 
 // Sampler calls a measurement repeatedly in the background and keeps the

@@ -77,28 +77,38 @@ func (st *initState) run(path string, argv, env []string) {
 // reap collects every child that has ended; when the command is among
 // them, the init reports and exits.
 func (st *initState) reap(cmd int) {
-	flags := unix.WNOHANG
-	if st.ctty {
-		flags |= unix.WUNTRACED
-	}
 	for {
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, flags, nil)
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
 		if pid <= 0 || err != nil {
 			return
 		}
 		if pid == cmd && ws.Stopped() {
-			// ^Z on the pty stopped the command itself (a shell never
-			// stops itself): no shell in the sandbox would ever go on
-			// with it, and the user's keys would reach nothing. It goes
-			// on at once, as if it ignored the key.
-			_ = unix.Kill(-cmd, unix.SIGCONT)
+			st.resume(cmd)
 			continue
 		}
 		if pid == cmd {
 			st.exit(ws)
 		}
 	}
+}
+
+// resume continues the command, which a SIGSTOP stopped (the suspend
+// keys and SIGTSTP do not stop it: its process group is orphaned, the
+// init's session being another, and the kernel drops them). No shell in
+// the sandbox would ever continue it, so the run would stay stopped
+// until its wall-clock budget, and with none, for ever: it goes on at
+// once, as if it ignored the signal. The supervisor's own hold
+// (sandbox/suspend.go) stops the init before the command and continues
+// it after, so the init never finds the command stopped then (a
+// continued child is not reported). With a terminal the command leads
+// its process group, which goes on with it.
+func (st *initState) resume(cmd int) {
+	if st.ctty {
+		_ = unix.Kill(-cmd, unix.SIGCONT)
+		return
+	}
+	_ = unix.Kill(cmd, unix.SIGCONT)
 }
 
 // exit ends the init as the command ended. A PID 1 cannot die of a signal
