@@ -245,9 +245,11 @@ func errnoOf(err error) int32 {
 func (w *walker) do(r *GuardRequest, dir1, dir2 int) (GuardAnswer, int) {
 	switch r.Op {
 	case GuardOpen:
-		return w.open(dir1, r.Path1, int(r.Flags), r.Mode)
+		return w.open(dir1, r.Path1, int(r.Flags), r.Mode, false)
 	case GuardChmod, GuardChown:
 		return w.attr(r, dir1), -1
+	case GuardTruncate:
+		return w.truncate(dir1, r.Path1, r.Dev), -1
 	}
 	// The calls that make a name: the new name is the last path.
 	newDir, newPath := dir1, r.Path1
@@ -259,7 +261,7 @@ func (w *walker) do(r *GuardRequest, dir1, dir2 int) (GuardAnswer, int) {
 		return GuardAnswer{Errno: e}, -1
 	}
 	defer unix.Close(parent)
-	if w.p.refused(parent, name) {
+	if w.p.refused(parent, name, true) {
 		return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: newPath}, -1
 	}
 	if held, exists := w.p.isHeld(parent, name); held {
@@ -293,7 +295,7 @@ func (w *walker) do(r *GuardRequest, dir1, dir2 int) (GuardAnswer, int) {
 			break
 		}
 		// An exchange gives the old name the new one's entry too.
-		if r.Flags&unix.RENAME_EXCHANGE != 0 && w.p.refused(oldDir, oldName) {
+		if r.Flags&unix.RENAME_EXCHANGE != 0 && w.p.refused(oldDir, oldName, true) {
 			return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: r.Path1}, -1
 		}
 		err = unix.Renameat2(oldDir, oldName, parent, name, uint(r.Flags))
@@ -301,9 +303,17 @@ func (w *walker) do(r *GuardRequest, dir1, dir2 int) (GuardAnswer, int) {
 	return GuardAnswer{Errno: errnoOf(err)}, -1
 }
 
-// open carries out an open with O_CREAT. A final symlink is followed
-// here, not by the kernel: its target's name is checked like the path's.
-func (w *walker) open(dir int, path []byte, flags int, mode uint32) (GuardAnswer, int) {
+// open carries out an open that creates (O_CREAT), writes or truncates
+// (O_WRONLY, O_RDWR, O_TRUNC). A final symlink is followed here, not by
+// the kernel: its target's name is checked like the path's. With
+// truncating (truncate(2), carried out as an open for writing and
+// ftruncate), only a regular file is opened: truncate(2) of anything
+// else fails without opening it (a FIFO would wait for a reader).
+func (w *walker) open(dir int, path []byte, flags int, mode uint32, truncating bool) (GuardAnswer, int) {
+	makes := flags&unix.O_CREAT != 0
+	// O_TMPFILE names a directory and makes no name (a later linkat
+	// does, and stops): nothing is checked here.
+	tmpfile := flags&unix.O_TMPFILE == unix.O_TMPFILE
 	held := -1
 	defer func() {
 		if held >= 0 {
@@ -319,17 +329,32 @@ func (w *walker) open(dir int, path []byte, flags int, mode uint32) (GuardAnswer
 		if e != 0 {
 			return GuardAnswer{Errno: e}, -1
 		}
-		if w.p.refused(parent, name) {
+		if !tmpfile && w.p.refused(parent, name, makes) {
 			return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: path}, -1
 		}
-		if held, exists := w.p.isHeld(parent, name); held {
+		if held, exists := w.p.isHeld(parent, name); held && !tmpfile {
 			switch {
+			case !exists && !makes:
+				return GuardAnswer{Errno: int32(unix.ENOENT)}, -1
 			case !exists:
 				return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: path}, -1
-			case flags&unix.O_EXCL != 0:
+			case flags&unix.O_EXCL != 0 && makes:
 				return GuardAnswer{Errno: int32(unix.EEXIST)}, -1
 			}
 			flags &^= unix.O_CREAT // it exists: open it, never make it
+		}
+		if truncating {
+			var st unix.Stat_t
+			if err := unix.Fstatat(parent, strings.TrimRight(name, "/"), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return GuardAnswer{Errno: errnoOf(err)}, -1
+			}
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFREG, unix.S_IFLNK:
+			case unix.S_IFDIR:
+				return GuardAnswer{Errno: int32(unix.EISDIR)}, -1
+			default:
+				return GuardAnswer{Errno: int32(unix.EINVAL)}, -1
+			}
 		}
 		fd, err := unix.Openat(parent, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 		if err != unix.ELOOP || flags&(unix.O_NOFOLLOW|unix.O_EXCL) != 0 {
@@ -350,6 +375,20 @@ func (w *walker) open(dir int, path []byte, flags int, mode uint32) (GuardAnswer
 		}
 		dir, path = parent, target
 	}
+}
+
+// truncate carries out truncate(2): the path is opened for writing as
+// an open would be (and checked the same way), then cut to length.
+func (w *walker) truncate(dir int, path []byte, length uint64) GuardAnswer {
+	if int64(length) < 0 {
+		return GuardAnswer{Errno: int32(unix.EINVAL)}
+	}
+	ans, fd := w.open(dir, path, unix.O_WRONLY|unix.O_NONBLOCK, 0, true)
+	if fd < 0 {
+		return ans
+	}
+	defer unix.Close(fd)
+	return GuardAnswer{Errno: errnoOf(unix.Ftruncate(fd, int64(length)))}
 }
 
 // attr carries out a chmod or chown, which no writable tree's root may
@@ -537,8 +576,9 @@ func (w *walker) parent(dir int, path []byte) (int, string, int32) {
 	return cur, name, 0
 }
 
-// refused reports whether name may not be made in the directory parent.
-func (p *guardProxy) refused(parent int, name string) bool {
+// refused reports whether name may not be made (makes) or written in
+// the directory parent.
+func (p *guardProxy) refused(parent int, name string, makes bool) bool {
 	n := strings.TrimRight(name, "/")
 	var st unix.Stat_t
 	if unix.Fstat(parent, &st) != nil {
@@ -557,6 +597,11 @@ func (p *guardProxy) refused(parent int, name string) bool {
 	}
 	if p.names[n] || p.globbed(parent, n) {
 		return true
+	}
+	if !makes {
+		// Writing an existing HEAD, objects or refs makes no git
+		// directory that was not one.
+		return gitFileOf(parent, n)
 	}
 	switch n {
 	case "HEAD":
