@@ -95,12 +95,21 @@ type gitDiscovery struct {
 	ws    string
 }
 
-// discoverGit finds every repository in roots (the writable trees of a
+// discoverGit finds the repositories in roots (the writable trees of a
 // run) and lists what host git reads of them. home is the host user's
 // home (for ~ in configs and the global config); getenv reads the host
 // environment (XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM).
-// The same walk lists the entries named names below the top of ws.
-func discoverGit(roots []string, home string, getenv func(string) string, ws string, names []string) gitProtection {
+//
+// With guarded (the create guard holds the run), only each root's own
+// repository is looked at (the root as a git directory, its .git, their
+// submodules' and worktrees' git directories and what their configs
+// name): the guard finds every other repository, and the names below
+// the top of ws, when a call comes, so nothing here grows with the
+// workspace. Without it, every tree is walked (walkDotGit, at most
+// gitWalkLimit entries each) for nested repositories and bare git
+// directories, and the same walk lists the entries named names below the
+// top of ws.
+func discoverGit(roots []string, home string, getenv func(string) string, ws string, names []string, guarded bool) gitProtection {
 	d := &gitDiscovery{roots: roots, home: home, seen: map[string]bool{}, ws: ws, names: map[string]bool{}}
 	for _, n := range names {
 		d.names[n] = true
@@ -111,6 +120,14 @@ func discoverGit(roots []string, home string, getenv func(string) string, ws str
 			// A writable tree that is itself a git directory (a bare
 			// repository, or a .git given to --allow-write).
 			d.gitDir(root, "")
+		}
+		if guarded {
+			path := filepath.Join(root, ".git")
+			if fi, err := os.Lstat(path); err == nil {
+				d.dotgits = append(d.dotgits, path)
+				d.repo(root, path, fi.Mode().Type())
+			}
+			continue
 		}
 		d.walk(root)
 	}

@@ -15,9 +15,12 @@ import (
 
 // planProtection decides, at compile, what the run protects: the
 // profile's protected entries inside the workspace (unless the whole
-// workspace is read-only), and what host git reads of every repository
-// in the writable trees (gitrepos.go).
-func planProtection(s profile.Spec) protectPlan {
+// workspace is read-only), and what host git reads of the repositories
+// in the writable trees (gitrepos.go). guarded: the create guard holds
+// the run, and finds what lies deeper in the trees when a call comes, so
+// nothing here looks further than the names the profile lists and each
+// tree's own repository.
+func planProtection(s profile.Spec, guarded bool) protectPlan {
 	ws := s.Workspace
 	var nested []string
 	protected := s.Filesystem.Protected[:0:0]
@@ -34,7 +37,7 @@ func planProtection(s profile.Spec) protectPlan {
 	if s.ReadOnlyWorkspace {
 		nested = nil
 	}
-	pl := protectPlan{ws: ws, globs: globsOf(s.Filesystem.Protected), nested: uniqueSorted(nested)}
+	pl := protectPlan{ws: ws, globs: globsOf(s.Filesystem.Protected), nested: uniqueSorted(nested), guarded: guarded}
 	if !s.ReadOnlyWorkspace {
 		pl.roots = append(pl.roots, ws)
 	}
@@ -44,7 +47,8 @@ func planProtection(s profile.Spec) protectPlan {
 		}
 	}
 	home, _ := os.UserHomeDir()
-	git := discoverGit(pl.roots, home, os.Getenv, ws, pl.nested)
+	pl.home = home
+	git := discoverGit(pl.roots, home, os.Getenv, ws, pl.nested, guarded)
 	pl.present = append(pl.present, git.pins...)
 	pl.present = append(pl.present, git.named...)
 	pl.named = git.named
@@ -62,7 +66,7 @@ func planProtection(s profile.Spec) protectPlan {
 				pl.absent = append(pl.absent, path)
 			}
 		}
-		pl.present = append(pl.present, protectedPaths(ws, pl.globs)...)
+		pl.present = append(pl.present, protectedPaths(ws, searchedGlobs(pl.globs, guarded))...)
 		// A top-level name the list holds only beneath (.git for
 		// .git/hooks) is held too when it exists and is not a git
 		// directory (pinned above): an empty .git, or another run's
@@ -73,7 +77,7 @@ func planProtection(s profile.Spec) protectPlan {
 			}
 		}
 	}
-	pl.placeholders = placeholderNames(pl, s.Filesystem.Protected, s.ReadOnlyWorkspace)
+	pl.placeholders = placeholderNames(pl, s.Filesystem.Protected, s.ReadOnlyWorkspace, guarded)
 	pl.present = uniqueSorted(pl.present)
 	pl.absent = uniqueSorted(pl.absent)
 	pl.pins = git.pins
@@ -146,7 +150,7 @@ func (p *Process) startProtection() error {
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
 	}
 	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits, locks: locks,
-		GitDirs: pl.gitDirs, Nested: pl.nested, NestedHad: pl.named, Guarded: p.e.host.CreateGuard && !createGuardOff}
+		GitDirs: pl.gitDirs, Nested: pl.nested, NestedHad: pl.named, Guarded: pl.guarded}
 	for ri, r := range pl.roots {
 		for _, n := range pl.placeholders[r] {
 			j.Placeholders = append(j.Placeholders, placeholder{Root: ri, Name: n, Socket: placeholderMode(n) == unix.S_IFSOCK})
@@ -194,10 +198,10 @@ func (p *Process) finishProtection() ([]Denial, error) {
 // that held it. nil when the guard cannot run or nothing is writable.
 func (p *Process) guardConfig() *linux.GuardConfig {
 	j := p.journal
-	if j == nil || !p.e.host.CreateGuard || createGuardOff {
+	if j == nil || !p.plan.protect.guarded {
 		return nil
 	}
-	g := &linux.GuardConfig{}
+	g := &linux.GuardConfig{Workspace: j.Workspace, Home: p.plan.protect.home}
 	for _, r := range j.Roots {
 		g.Roots = append(g.Roots, r.Ino)
 	}
@@ -252,7 +256,7 @@ func (p *Process) runGuarantees() ([]GuaranteeStatus, Level) {
 	gs := append([]GuaranteeStatus(nil), r.Guarantees...)
 	for i := range gs {
 		if gs[i].Guarantee == profile.ProtectedPaths {
-			gs[i] = protectedRunStatus(gs[i], p.plan.protect, p.e.host.CreateGuard && !createGuardOff)
+			gs[i] = protectedRunStatus(gs[i], p.plan.protect, p.plan.protect.guarded)
 		}
 	}
 	return gs, levelOf(gs)

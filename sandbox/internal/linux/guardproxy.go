@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -93,6 +92,8 @@ type guardProxy struct {
 	gitDirs         map[[2]uint64]bool
 	names           map[string]bool
 	globs           []string
+	workspace, home string
+	configs         configCache
 }
 
 // runGuardProxy is the proxy's main; it never returns.
@@ -134,6 +135,7 @@ func runGuardProxy() {
 		p.private[d] = true
 	}
 	p.globs = cfg.Globs
+	p.workspace, p.home = strings.TrimSuffix(cfg.Workspace, "/"), cfg.Home
 	p.receive()
 }
 
@@ -290,6 +292,12 @@ func (w *walker) do(r *GuardRequest, dir1, dir2 int) (GuardAnswer, int) {
 			}
 			defer unix.Close(oldDir)
 		}
+		// The old name goes (rename) or its inode gets a name the
+		// guard does not hold (link): a held file can be neither moved
+		// away nor written through a second name.
+		if oldName == "" && w.p.fdRefused(oldDir, w.p.writeRefused) || oldName != "" && w.p.writeRefused(oldDir, oldName) {
+			return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: r.Path1}, -1
+		}
 		if r.Op == GuardLink {
 			err = unix.Linkat(oldDir, oldName, parent, name, int(r.Flags))
 			break
@@ -372,118 +380,6 @@ func (w *walker) open(dir int, path []byte, flags int, mode uint32, truncating b
 		}
 		if w.links++; w.links > maxLinks {
 			return GuardAnswer{Errno: int32(unix.ELOOP)}, -1
-		}
-		dir, path = parent, target
-	}
-}
-
-// truncate carries out truncate(2): the path is opened for writing as
-// an open would be (and checked the same way), then cut to length.
-func (w *walker) truncate(dir int, path []byte, length uint64) GuardAnswer {
-	if int64(length) < 0 {
-		return GuardAnswer{Errno: int32(unix.EINVAL)}
-	}
-	ans, fd := w.open(dir, path, unix.O_WRONLY|unix.O_NONBLOCK, 0, true)
-	if fd < 0 {
-		return ans
-	}
-	defer unix.Close(fd)
-	return GuardAnswer{Errno: errnoOf(unix.Ftruncate(fd, int64(length)))}
-}
-
-// attr carries out a chmod or chown, which no writable tree's root may
-// undergo, on the inode it checked.
-func (w *walker) attr(r *GuardRequest, dir1 int) GuardAnswer {
-	onFD := r.Dirs&GuardOnFD != 0 || (r.Flags&unix.AT_EMPTY_PATH != 0 && len(r.Path1) == 0)
-	obj := dir1
-	if !onFD {
-		var e int32
-		obj, e = w.object(dir1, r.Path1, r.Flags&unix.AT_SYMLINK_NOFOLLOW == 0)
-		if e != 0 {
-			return GuardAnswer{Errno: e}
-		}
-		defer unix.Close(obj)
-	} else if obj < 0 {
-		return GuardAnswer{Errno: int32(unix.EBADF)}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(obj, &st); err != nil {
-		return GuardAnswer{Errno: errnoOf(err)}
-	}
-	if w.p.roots[[2]uint64{st.Dev, st.Ino}] {
-		return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: r.Path1}
-	}
-	var err error
-	switch {
-	case r.Op == GuardChown && r.Dirs&GuardOnFD != 0:
-		err = unix.Fchown(obj, int(int32(r.UID)), int(int32(r.GID)))
-	case r.Op == GuardChown:
-		err = unix.Fchownat(obj, "", int(int32(r.UID)), int(int32(r.GID)), unix.AT_EMPTY_PATH)
-	case r.Dirs&GuardOnFD != 0:
-		err = unix.Fchmod(obj, r.Mode)
-	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		err = unix.EOPNOTSUPP // a symlink's mode cannot change
-	default:
-		err = chmodPath(obj, r.Mode)
-	}
-	return GuardAnswer{Errno: errnoOf(err)}
-}
-
-// chmodPath changes the mode of the inode the O_PATH descriptor obj
-// holds: fchmodat2 with AT_EMPTY_PATH (Linux 6.6), else through
-// /proc/self/fd, which a process that is not dumpable may follow only
-// as the namespace's root (an unprivileged run's chmod then fails with
-// EACCES on older kernels; it never reaches another inode).
-func chmodPath(obj int, mode uint32) error {
-	_, _, errno := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(obj), uintptr(unsafe.Pointer(&emptyPath[0])), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
-	if errno != unix.ENOSYS && errno != unix.EINVAL {
-		if errno == 0 {
-			return nil
-		}
-		return errno
-	}
-	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(obj), mode)
-}
-
-var emptyPath = [1]byte{0}
-
-// object opens (O_PATH) what path names, following a final symlink when
-// follow is set.
-func (w *walker) object(dir int, path []byte, follow bool) (int, int32) {
-	held := -1
-	defer func() {
-		if held >= 0 {
-			unix.Close(held)
-		}
-	}()
-	for {
-		parent, name, e := w.parent(dir, path)
-		if held >= 0 {
-			unix.Close(held)
-		}
-		held = parent
-		if e != 0 {
-			return -1, e
-		}
-		fd, err := unix.Openat(parent, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, errnoOf(err)
-		}
-		var st unix.Stat_t
-		if !follow || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			return fd, 0
-		}
-		unix.Close(fd)
-		if onProc(parent) {
-			fd, err := unix.Openat(parent, name, unix.O_PATH|unix.O_CLOEXEC, 0)
-			return fd, errnoOf(err)
-		}
-		target, err := readlink(parent, name)
-		if err != nil {
-			return -1, errnoOf(err)
-		}
-		if w.links++; w.links > maxLinks {
-			return -1, int32(unix.ELOOP)
 		}
 		dir, path = parent, target
 	}
@@ -595,7 +491,7 @@ func (p *guardProxy) refused(parent int, name string, makes bool) bool {
 		// refuses it (EROFS), and the run's stderr says why.
 		return false
 	}
-	if p.names[n] || p.globbed(parent, n) {
+	if p.names[n] || p.globbed(parent, n) || p.heldAbove(parent, n) {
 		return true
 	}
 	if !makes {

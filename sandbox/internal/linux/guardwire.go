@@ -44,7 +44,14 @@ type GuardConfig struct {
 	GitDirs [][2]uint64 `json:"git_dirs,omitempty"`
 	// Names may not be made anywhere the host can see (the profile's
 	// **/NAME entries: sub/.vscode, sub/.envrc), like .git.
-	Names   []string `json:"names,omitempty"`
+	Names []string `json:"names,omitempty"`
+	// Workspace is the workspace's path (the same in the view): below
+	// its top, a directory named one of Names holds its files as the
+	// name itself is held (sub/.vscode/tasks.json).
+	Workspace string `json:"workspace,omitempty"`
+	// Home is the host user's home, for "~" in a repository's
+	// core.hooksPath and include paths.
+	Home    string   `json:"home,omitempty"`
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
 }
 
