@@ -263,13 +263,15 @@ func (p *Process) runGuarantees() ([]GuaranteeStatus, Level) {
 }
 
 // protectedPathsStatus is the Report's line for protected paths. What
-// exists at the start is kept from the run by mounts, and so is every
-// top-level protected name absent then (placeholders.go). A protected
-// path absent at start beneath an existing directory (a nested sub/.git,
-// a repository's missing hooks directory, an include target) is refused
-// when the run makes it by the create guard (createguard.go); without
-// the guard it is moved aside only when the run ends, so host tools that
-// run meanwhile can act on it, and the line is degraded.
+// exists at the start is kept from the run by mounts (with the create
+// guard, what lies beneath the writable trees' own repositories and the
+// top-level names is held by the guard when a call comes instead); a
+// protected path absent at start (a nested sub/.git, a repository's
+// missing hooks directory, an include target, a top-level name) is
+// refused when the run makes it by the create guard (createguard.go);
+// without the guard top-level names get placeholders (placeholders.go),
+// the rest is moved aside only when the run ends, so host tools that run
+// meanwhile can act on it, and the line is degraded.
 func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 	st := GuaranteeStatus{Guarantee: profile.ProtectedPaths}
 	switch {
@@ -279,7 +281,7 @@ func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 		st.Status, st.Reason = Unavailable, "user namespaces unavailable: "+h.UserNSReason
 	case h.CreateGuard:
 		st.Status = Enforced
-		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start, shared by overlapping runs; a seccomp create guard refusing .git, a HEAD outside the start's git directories, any git directory's config and hooks, and the profile's **/NAME names anywhere the host can see, every other protected name absent at start, and chmod or chown of a writable tree's root; journaled end-of-run check as a backstop (it also moves aside a rebase, am, cherry-pick or bisect the run left in progress)"
+		st.Mechanism = "read-only and pinned mounts for protected paths and the writable trees' own repositories' git files present at start (nothing searches the workspace); a seccomp create guard refusing, when the call comes, a new .git, a HEAD outside the git directories there, every protected name absent at start, and making, writing (open for writing, truncate), chmod, linking or moving away any git directory's config and hooks, a hooks path or include target a repository's config names, anything named by the profile's **/NAME entries anywhere the host can see, and a git operation's state in a repository the start did not look at, and chmod or chown of a writable tree's root; journaled end-of-run check of what the start recorded as a backstop (it also moves aside a rebase, am, cherry-pick or bisect the run left in progress)"
 	default:
 		st.Status = Degraded
 		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start (.git in every writable tree); journaled end-of-run check"
