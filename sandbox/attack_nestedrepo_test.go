@@ -47,6 +47,16 @@ func TestAttackNestedRepositoryAtCallTime(t *testing.T) {
 			files:  []string{"tools/hooks/post-commit"},
 		},
 		{
+			name: "hooks-path-from-global-config",
+			setup: func(t *testing.T, repo string) {
+				must(t, os.WriteFile(filepath.Join(os.Getenv("HOME"), ".gitconfig"), []byte("[core]\n\thooksPath = .githooks\n"), 0o644))
+				must(t, os.MkdirAll(filepath.Join(repo, ".githooks"), 0o755))
+				must(t, os.WriteFile(filepath.Join(repo, ".githooks", "pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+			},
+			script: `mk .githooks/pre-commit; mk .githooks/post-commit`,
+			files:  []string{".githooks/pre-commit", ".githooks/post-commit"},
+		},
+		{
 			name: "include-target",
 			setup: func(t *testing.T, repo string) {
 				must(t, os.WriteFile(filepath.Join(repo, "inc.gitconfig"), []byte("[user]\n\tname = nested\n"), 0o644))

@@ -52,6 +52,11 @@ type gitProtection struct {
 	// named are the entries below the top of the workspace named by
 	// one of the profile's **/NAME entries: read-only in the view.
 	named []string
+	// globalHooks are the core.hooksPath values of the global and
+	// system configs, ~ expanded, a relative one as it is: git
+	// takes it relative to each working tree, so the create guard
+	// applies it to every repository it finds when a call comes.
+	globalHooks []string
 	// truncated is set when a writable tree held more than
 	// gitWalkLimit entries: repositories beyond the walk's reach get no
 	// mounts. The run's Report says so (protectedRunStatus), and a
@@ -156,6 +161,9 @@ func discoverGit(roots []string, home string, getenv func(string) string, ws str
 	for _, g := range global {
 		d.protect(g)
 		d.config(g, d.worktrees, 0)
+		if v := configValue(g, "core", "hookspath"); v != "" {
+			d.out.globalHooks = append(d.out.globalHooks, d.expand(v, "."))
+		}
 	}
 	d.out.dotgits = d.dotgits
 	d.out.readOnly = uniqueSorted(d.out.readOnly)

@@ -84,6 +84,8 @@ type protectPlan struct {
 	guarded bool
 	// home is the host user's home (for ~ in git configs).
 	home string
+	// globalHooks: gitProtection.globalHooks.
+	globalHooks []string
 }
 
 // protectedState is one checked path at the start of the run: Rel inside

@@ -85,6 +85,7 @@ func planProtection(s profile.Spec, guarded bool) protectPlan {
 	pl.gitDirs = git.gitDirs
 	pl.truncated = git.truncated
 	pl.inProgress = git.inProgress
+	pl.globalHooks = git.globalHooks
 	return pl
 }
 
@@ -201,7 +202,7 @@ func (p *Process) guardConfig() *linux.GuardConfig {
 	if j == nil || !p.plan.protect.guarded {
 		return nil
 	}
-	g := &linux.GuardConfig{Workspace: j.Workspace, Home: p.plan.protect.home}
+	g := &linux.GuardConfig{Workspace: j.Workspace, Home: p.plan.protect.home, GlobalHooks: p.plan.protect.globalHooks}
 	for _, r := range j.Roots {
 		g.Roots = append(g.Roots, r.Ino)
 	}

@@ -19,7 +19,8 @@ import (
 //     with it, and only the start's repositories have it journaled;
 //   - a hooks directory (core.hooksPath) or include target that the
 //     config of a repository above the name names is held, for a
-//     repository anywhere: husky's .husky, a project's .githooks.
+//     repository anywhere: husky's .husky, a project's .githooks; and
+//     the hooks directory the host's global config names, in each.
 
 // gitStateNames are the entries of a git directory that hold an
 // operation in progress (the sandbox package's list of the same name).
@@ -115,6 +116,9 @@ func (p *guardProxy) namedByConfig(parent int, name, dir string) bool {
 		chain = append(chain, id)
 		if gitDir := dotGitOf(cur, path); gitDir != "" {
 			targets = append(targets, p.configTargets(gitDir, path)...)
+			for _, h := range p.globalHooks {
+				targets = append(targets, against(path, h))
+			}
 		}
 		up, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		unix.Close(cur)

@@ -93,6 +93,7 @@ type guardProxy struct {
 	names           map[string]bool
 	globs           []string
 	workspace, home string
+	globalHooks     []string
 	configs         configCache
 }
 
@@ -135,7 +136,7 @@ func runGuardProxy() {
 		p.private[d] = true
 	}
 	p.globs = cfg.Globs
-	p.workspace, p.home = strings.TrimSuffix(cfg.Workspace, "/"), cfg.Home
+	p.workspace, p.home, p.globalHooks = strings.TrimSuffix(cfg.Workspace, "/"), cfg.Home, cfg.GlobalHooks
 	p.receive()
 }
 

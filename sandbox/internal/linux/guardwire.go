@@ -51,8 +51,12 @@ type GuardConfig struct {
 	Workspace string `json:"workspace,omitempty"`
 	// Home is the host user's home, for "~" in a repository's
 	// core.hooksPath and include paths.
-	Home    string   `json:"home,omitempty"`
-	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	Home string `json:"home,omitempty"`
+	// GlobalHooks are the hooks directories the host's global and
+	// system git configs name (core.hooksPath): a relative one is taken
+	// in every repository's working tree, as git does.
+	GlobalHooks []string `json:"global_hooks,omitempty"`
+	Rlimits     []Rlimit `json:"rlimits,omitempty"`
 }
 
 // GuardName is the entry Name in the directory Dir (device, inode).
