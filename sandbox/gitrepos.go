@@ -64,9 +64,10 @@ type gitProtection struct {
 	truncated bool
 }
 
-// gitWalkLimit bounds the directory entries the start of a run looks at
-// per writable tree, to find nested repositories (sub/.git) and
-// submodule git directories.
+// gitWalkLimit bounds the directory entries the start of a run without
+// the create guard looks at per writable tree, to find nested
+// repositories (sub/.git) and bare git directories (with the guard
+// nothing is walked: discoverGit).
 const gitWalkLimit = 20000
 
 // gitDirParts are the entries of a git directory that git reads for

@@ -12,7 +12,10 @@ import (
 )
 
 // The guard proxy carries out, inside the sandbox, the calls the create
-// guard stopped and let through.
+// guard stopped and let through: those that make a name, and those that
+// write through an existing one (an open for writing, truncate, chmod,
+// chown), which it refuses on what host git or a host tool reads
+// (guardgit.go, guardabove.go, guardattr.go).
 //
 // The supervisor checks a stopped mkdir, open(O_CREAT), rename, ... on
 // the path it read from the caller's memory. Letting the call go on
