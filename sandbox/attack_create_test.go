@@ -250,8 +250,10 @@ echo done`
 
 // BenchmarkCreateGuard times a run that creates 2000 files (open with
 // O_CREAT, each a round trip through the supervisor and the proxy) with
-// and without the guard, and one that opens 2000 existing files (never
-// stopped).
+// and without the guard, one that opens 2000 existing files for writing
+// without O_CREAT (stopped too: a git directory's config opened "r+" is
+// refused when the call comes), and one that opens them read-only
+// (never stopped).
 //
 //	go test -run '^$' -bench CreateGuard -benchtime 5x ./sandbox/
 func BenchmarkCreateGuard(b *testing.B) {
@@ -262,11 +264,14 @@ for i in range(2000):
 	const open = `import os
 for i in range(2000):
     os.close(os.open("d/f%d" % i, os.O_RDONLY))`
+	const write = `import os
+for i in range(2000):
+    os.close(os.open("d/f%d" % i, os.O_RDWR))`
 	for _, c := range []struct {
 		name  string
 		src   string
 		guard bool
-	}{{"create/guard", create, true}, {"create/no-guard", create, false}, {"open/guard", open, true}, {"open/no-guard", open, false}} {
+	}{{"create/guard", create, true}, {"create/no-guard", create, false}, {"write/guard", write, true}, {"write/no-guard", write, false}, {"open/guard", open, true}, {"open/no-guard", open, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			restore := sandbox.SetCreateGuardForTest(c.guard)
 			defer restore()

@@ -48,12 +48,30 @@ func waitFile(path string) bool {
 }
 
 // TestAttackOverlappingRuns: two runs in one workspace at once, the
-// later one started while the earlier one's placeholders stand. Whichever
-// ends first, the one still going cannot make .claude/settings.json,
-// .vscode/tasks.json or .envrc, and once both ended nothing of theirs
-// is left at the top of the workspace: not what was planted, not a
-// placeholder.
+// later one started while the earlier one's placeholders stand (without
+// the create guard; with it, the guard holds the names and no
+// placeholder is made). Whichever ends first, the one still going cannot
+// make .claude/settings.json, .vscode/tasks.json or .envrc, and once
+// both ended nothing of theirs is left at the top of the workspace: not
+// what was planted, not a placeholder.
 func TestAttackOverlappingRuns(t *testing.T) {
+	for _, guard := range []bool{true, false} {
+		name := "guard"
+		if !guard {
+			name = "placeholders"
+		}
+		t.Run(name, func(t *testing.T) {
+			if !guard {
+				t.Cleanup(sandbox.SetCreateGuardForTest(false))
+			} else if h := sandboxtest.New(t, preset, sandboxtest.Workspace(t), nil).Executor.Report().Host; !h.CreateGuard {
+				t.Skip("no create guard on this host: " + h.CreateGuardReason)
+			}
+			overlappingRuns(t, guard)
+		})
+	}
+}
+
+func overlappingRuns(t *testing.T, guard bool) {
 	// The run that plants waits for "go", which the test makes once the
 	// other run has ended.
 	const planter = `touch ready-%s; while [ ! -e go ]; do sleep 0.05; done; ` + overlapPlant + `touch planted; sleep 60`
@@ -86,10 +104,13 @@ func TestAttackOverlappingRuns(t *testing.T) {
 				t.Fatalf("the run that ended first: %v", err)
 			}
 			// The run still going keeps its placeholders: the host sees
-			// them, empty.
+			// them, empty. With the guard the names stay absent.
 			for _, name := range []string{".claude", ".vscode", ".envrc"} {
 				fi, err := os.Lstat(filepath.Join(ws, name))
-				if err != nil || !fi.IsDir() {
+				if guard && !os.IsNotExist(err) {
+					t.Errorf("%s while the other run goes on, under the create guard: %v %v", name, fi, err)
+				}
+				if !guard && (err != nil || !fi.IsDir()) {
 					t.Errorf("placeholder %s while the other run goes on: %v %v", name, fi, err)
 				}
 			}

@@ -48,10 +48,28 @@ func startReady(t *testing.T, sb *sandboxtest.Sandbox, script string, args ...st
 }
 
 // TestAttackPlaceholders: a protected name absent at the start cannot be
-// made by the run while it goes on (host tools see an empty directory,
-// never what the run wrote), and its placeholder is gone once the run
-// ended; a placeholder the host changed during the run is never removed.
+// made by the run while it goes on (host tools see an empty directory
+// without the create guard, nothing with it; never what the run wrote),
+// and its placeholder is gone once the run ended; a placeholder the host
+// changed during the run is never removed.
 func TestAttackPlaceholders(t *testing.T) {
+	for _, guard := range []bool{true, false} {
+		name := "guard"
+		if !guard {
+			name = "placeholders"
+		}
+		t.Run(name, func(t *testing.T) {
+			if !guard {
+				t.Cleanup(sandbox.SetCreateGuardForTest(false))
+			} else if h := sandboxtest.New(t, preset, sandboxtest.Workspace(t), nil).Executor.Report().Host; !h.CreateGuard {
+				t.Skip("no create guard on this host: " + h.CreateGuardReason)
+			}
+			placeholders(t, guard)
+		})
+	}
+}
+
+func placeholders(t *testing.T, guard bool) {
 	const plant = `printf '[filesystem]\nwrite = ["%s"]\n' "$1" > p.toml; echo '{"mcpServers":{}}' > m.json; ` +
 		`mkdir -p .airlock; cp p.toml .airlock/profile.toml; mv .airlock .a; rmdir .airlock; rm -rf .airlock; mkdir .airlock; cp p.toml .airlock/profile.toml; ` +
 		`cp m.json .mcp.json; rmdir .mcp.json; mv m.json .mcp.json; mkdir -p .vscode && echo '{}' > .vscode/tasks.json; ln -s /etc .claude; `
@@ -62,9 +80,15 @@ func TestAttackPlaceholders(t *testing.T) {
 		sb := sandboxtest.New(t, preset, ws, nil)
 		proc := startReady(t, sb, plant+`rm -f p.toml m.json; touch ready; sleep 30`, outside)
 		// Host-side, while the run goes on: the names hold empty
-		// directories, nothing the run wrote.
+		// directories (with the guard: nothing), nothing the run wrote.
 		for _, name := range []string{".airlock", ".mcp.json", ".vscode", ".claude"} {
 			fi, err := os.Lstat(filepath.Join(ws, name))
+			if guard {
+				if !os.IsNotExist(err) {
+					t.Errorf("ATTACK SUCCEEDED: %s exists on the host during the run: %v %v", name, fi, err)
+				}
+				continue
+			}
 			if err != nil || !fi.IsDir() {
 				t.Errorf("placeholder %s during the run: %v %v", name, fi, err)
 				continue
@@ -89,6 +113,9 @@ func TestAttackPlaceholders(t *testing.T) {
 		}
 	})
 	t.Run("host-wrote-into-placeholder", func(t *testing.T) {
+		if guard {
+			t.Skip("no placeholder is made under the create guard")
+		}
 		ws := sandboxtest.Workspace(t)
 		sb := sandboxtest.New(t, preset, ws, nil)
 		proc := startReady(t, sb, `touch ready; sleep 30`)
@@ -155,7 +182,11 @@ func TestAttackPlaceholderHostGit(t *testing.T) {
 			build = "go version"
 		}
 		proc := startReady(t, sb, `git init -q . 2>err; if `+build+` >/dev/null 2>&1; then printf 'module x\ngo 1.20\n' > go.mod && printf 'package main\nfunc main() {}\n' > m.go && { go build -o /dev/null . 2>goerr || echo failed >> goerr; }; fi; touch ready; sleep 30`)
-		if fi, err := os.Lstat(filepath.Join(dir, ".git")); err != nil || fi.Mode().Type() != os.ModeSocket {
+		// The create guard holds .git itself; without it, a socket
+		// placeholder does.
+		if fi, err := os.Lstat(filepath.Join(dir, ".git")); sb.Executor.Report().Host.CreateGuard && !os.IsNotExist(err) {
+			t.Errorf(".git in %s during the run, under the create guard: %v %v", dir, fi, err)
+		} else if !sb.Executor.Report().Host.CreateGuard && (err != nil || fi.Mode().Type() != os.ModeSocket) {
 			t.Errorf("no .git placeholder in %s during the run: %v", dir, err)
 		}
 		for _, d := range []string{parent, ws, plain} {

@@ -29,8 +29,9 @@ import (
 // refused here, when the sandbox makes it. The connect notifier
 // (seccomp.NotifierOptions.CreateGuard) stops every call that gives a
 // path a new entry: mkdir, mknod, symlink, link, rename (the new name;
-// both with RENAME_EXCHANGE), open and openat with O_CREAT, creat; and
-// every chmod and chown. The supervisor reads the call's paths once from
+// both with RENAME_EXCHANGE), open and openat with O_CREAT, creat; every
+// call that writes through an existing name: open and openat with
+// O_WRONLY, O_RDWR or O_TRUNC, truncate; and every chmod and chown. The supervisor reads the call's paths once from
 // the caller's memory and hands them, with the caller's directory
 // descriptors (pidfd_getfd, or /proc/TID/cwd for AT_FDCWD), to the guard
 // proxy in the sandbox (sandbox/internal/linux/guardproxy.go), which
@@ -43,8 +44,14 @@ import (
 // would let the kernel read paths a second thread can rewrite after the
 // check.
 //
+// A write through an existing name is refused where the name is one
+// host git reads (a git directory's config, hooks or info, found by what
+// the directory holds when the call comes) or one of the profile's
+// protected names: so a repository anywhere in the workspace is held
+// without the start searching for it.
+//
 // Cost: a stopped call takes a round trip through the supervisor and the
-// proxy; opens without O_CREAT never stop (BenchmarkCreateGuard).
+// proxy; read-only opens never stop (BenchmarkCreateGuard).
 
 // createGuardOff turns the guard off, for a benchmark only
 // (export_test.go).
@@ -128,6 +135,8 @@ func shapeOf(name string) (callShape, bool) {
 		s.op, s.path1, s.flags, s.mode, s.umask = linux.GuardOpen, 0, 1, 2, true
 	case "openat":
 		s.op, s.dir1, s.path1, s.flags, s.mode, s.umask = linux.GuardOpen, 0, 1, 2, 3, true
+	case "truncate":
+		s.op, s.path1, s.dev = linux.GuardTruncate, 0, 1
 	case "chmod":
 		s.op, s.path1, s.mode = linux.GuardChmod, 0, 1
 	case "fchmodat":
@@ -190,7 +199,7 @@ func (b *connectBroker) answerCreate(n *seccompNotif) {
 		if target == "" {
 			target = "(a descriptor of a writable tree)"
 		}
-		b.guard.deny(target, refusalReason(shape.op))
+		b.guard.deny(target, refusalReason(shape.op, req.Flags))
 		b.reply(n, unix.EPERM)
 		return
 	}
@@ -232,9 +241,12 @@ func createGuardNote(st GuaranteeStatus, h HostInfo) GuaranteeStatus {
 	return st
 }
 
-func refusalReason(op uint32) string {
+func refusalReason(op, flags uint32) string {
 	if op == linux.GuardChmod || op == linux.GuardChown {
-		return "the mode and owner of a writable tree are held for the run; not changed"
+		return "the mode and owner of a writable tree, and of what host git or a host tool reads (a git directory's config and hooks, the profile's protected names), are held for the run; not changed"
+	}
+	if op == linux.GuardTruncate || op == linux.GuardOpen && flags&unix.O_CREAT == 0 {
+		return "protected file: host git or a host tool reads it (a git directory's config, commondir, gitdir, hooks or info, a .git file, the profile's protected names); not written"
 	}
 	return "protected name: host git would read it (a new .git, a HEAD outside the repositories there at the start, which would make a git directory of any name, a git directory's config or hooks, or a path a repository's config names that was absent at the start); not created"
 }

@@ -52,6 +52,11 @@ type gitProtection struct {
 	// named are the entries below the top of the workspace named by
 	// one of the profile's **/NAME entries: read-only in the view.
 	named []string
+	// globalHooks are the core.hooksPath values of the global and
+	// system configs, ~ expanded, a relative one as it is: git
+	// takes it relative to each working tree, so the create guard
+	// applies it to every repository it finds when a call comes.
+	globalHooks []string
 	// truncated is set when a writable tree held more than
 	// gitWalkLimit entries: repositories beyond the walk's reach get no
 	// mounts. The run's Report says so (protectedRunStatus), and a
@@ -59,9 +64,10 @@ type gitProtection struct {
 	truncated bool
 }
 
-// gitWalkLimit bounds the directory entries the start of a run looks at
-// per writable tree, to find nested repositories (sub/.git) and
-// submodule git directories.
+// gitWalkLimit bounds the directory entries the start of a run without
+// the create guard looks at per writable tree, to find nested
+// repositories (sub/.git) and bare git directories (with the guard
+// nothing is walked: discoverGit).
 const gitWalkLimit = 20000
 
 // gitDirParts are the entries of a git directory that git reads for
@@ -95,12 +101,21 @@ type gitDiscovery struct {
 	ws    string
 }
 
-// discoverGit finds every repository in roots (the writable trees of a
+// discoverGit finds the repositories in roots (the writable trees of a
 // run) and lists what host git reads of them. home is the host user's
 // home (for ~ in configs and the global config); getenv reads the host
 // environment (XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM).
-// The same walk lists the entries named names below the top of ws.
-func discoverGit(roots []string, home string, getenv func(string) string, ws string, names []string) gitProtection {
+//
+// With guarded (the create guard holds the run), only each root's own
+// repository is looked at (the root as a git directory, its .git, their
+// submodules' and worktrees' git directories and what their configs
+// name): the guard finds every other repository, and the names below
+// the top of ws, when a call comes, so nothing here grows with the
+// workspace. Without it, every tree is walked (walkDotGit, at most
+// gitWalkLimit entries each) for nested repositories and bare git
+// directories, and the same walk lists the entries named names below the
+// top of ws.
+func discoverGit(roots []string, home string, getenv func(string) string, ws string, names []string, guarded bool) gitProtection {
 	d := &gitDiscovery{roots: roots, home: home, seen: map[string]bool{}, ws: ws, names: map[string]bool{}}
 	for _, n := range names {
 		d.names[n] = true
@@ -111,6 +126,14 @@ func discoverGit(roots []string, home string, getenv func(string) string, ws str
 			// A writable tree that is itself a git directory (a bare
 			// repository, or a .git given to --allow-write).
 			d.gitDir(root, "")
+		}
+		if guarded {
+			path := filepath.Join(root, ".git")
+			if fi, err := os.Lstat(path); err == nil {
+				d.dotgits = append(d.dotgits, path)
+				d.repo(root, path, fi.Mode().Type())
+			}
+			continue
 		}
 		d.walk(root)
 	}
@@ -139,6 +162,9 @@ func discoverGit(roots []string, home string, getenv func(string) string, ws str
 	for _, g := range global {
 		d.protect(g)
 		d.config(g, d.worktrees, 0)
+		if v := configValue(g, "core", "hookspath"); v != "" {
+			d.out.globalHooks = append(d.out.globalHooks, d.expand(v, "."))
+		}
 	}
 	d.out.dotgits = d.dotgits
 	d.out.readOnly = uniqueSorted(d.out.readOnly)

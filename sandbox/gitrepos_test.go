@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/airlockhq/airlock/profile"
 )
 
 // TestDiscoverGit: what the start of a run finds in a workspace holding a
@@ -37,7 +39,7 @@ func TestDiscoverGit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[core]\n\thooksPath = .githooks\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := discoverGit([]string{ws}, home, func(string) string { return "" }, ws, nil)
+	got := discoverGit([]string{ws}, home, func(string) string { return "" }, ws, nil, false)
 	j := func(p string) string { return filepath.Join(ws, p) }
 	for _, want := range []string{".git/config", ".git/hooks", ".git/info", ".git/worktrees/wt/commondir", ".git/worktrees/wt/gitdir", "wt/.git", "nested/.git/config", ".git/modules/a/b/config", ".git/modules/a/b/hooks", "a/b/.git", "inc.gitconfig"} {
 		if !slices.Contains(got.readOnly, j(want)) {
@@ -57,6 +59,24 @@ func TestDiscoverGit(t *testing.T) {
 	if got.truncated {
 		t.Error("a small workspace was truncated")
 	}
+
+	// Under the create guard only the tree's own repository is looked at
+	// (its git directory, submodules, worktrees and what its configs
+	// name); the nested one is left to the guard, and nothing is walked.
+	guarded := discoverGit([]string{ws}, home, func(string) string { return "" }, ws, []string{".vscode"}, true)
+	for _, want := range []string{".git/config", ".git/hooks", ".git/worktrees/wt/commondir", ".git/modules/a/b/config", "inc.gitconfig"} {
+		if !slices.Contains(guarded.readOnly, j(want)) {
+			t.Errorf("guarded: %s not read-only; read-only: %q", want, guarded.readOnly)
+		}
+	}
+	for _, p := range append(append(guarded.readOnly, guarded.pins...), guarded.absent...) {
+		if profile.Within(j("nested"), p) {
+			t.Errorf("guarded: the start searched the workspace and found the nested repository: %s", p)
+		}
+	}
+	if len(guarded.named) != 0 || guarded.truncated || !slices.Equal(guarded.dotgits, []string{j(".git")}) {
+		t.Errorf("guarded: named %q, dotgits %q, truncated %v", guarded.named, guarded.dotgits, guarded.truncated)
+	}
 }
 
 // BenchmarkDiscoverGit: the start-of-run cost of the walk on a tree of
@@ -69,6 +89,6 @@ func BenchmarkDiscoverGit(b *testing.B) {
 		tree = "/usr/share"
 	}
 	for b.Loop() {
-		discoverGit([]string{tree}, "/nonexistent", func(string) string { return "" }, tree, nil)
+		discoverGit([]string{tree}, "/nonexistent", func(string) string { return "" }, tree, nil, false)
 	}
 }

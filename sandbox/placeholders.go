@@ -71,8 +71,12 @@ func placeholderMode(name string) uint32 {
 }
 
 // placeholderNames lists, for each writable tree of the plan, the
-// top-level names to hold that do not exist now.
-func placeholderNames(pl protectPlan, protected []string, readOnlyWorkspace bool) map[string][]string {
+// top-level names to hold that do not exist now. With guarded, the
+// create guard holds them (each is an absent name of the plan, refused
+// when the run makes it): only placeholders already there (another
+// run's, or one a killed supervisor left) are listed, so this run shares
+// them and the last run removes them, and none is made.
+func placeholderNames(pl protectPlan, protected []string, readOnlyWorkspace, guarded bool) map[string][]string {
 	out := map[string][]string{}
 	for _, root := range pl.roots {
 		var names []string
@@ -82,7 +86,11 @@ func placeholderNames(pl protectPlan, protected []string, readOnlyWorkspace bool
 			names = []string{".git"}
 		}
 		for _, n := range names {
-			if heldAbsent(filepath.Join(root, n)) {
+			path := filepath.Join(root, n)
+			if guarded && !lexists(path) {
+				continue
+			}
+			if heldAbsent(path) {
 				out[root] = append(out[root], n)
 			}
 		}

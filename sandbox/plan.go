@@ -40,8 +40,9 @@ type plan struct {
 	linksMasked int
 }
 
-// compile turns the profile and cmd into the stage-2 Config.
-func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
+// compile turns the profile and cmd into the stage-2 Config; guarded:
+// the create guard will hold the run (planProtection).
+func compile(p *profile.Profile, cmd Cmd, guarded bool) (*plan, error) {
 	s := p.Spec()
 	ws := s.Workspace
 	home := sandboxHome(s)
@@ -82,7 +83,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 
 	// Protected paths: what exists now is read-only (or, for git
 	// directories, pinned) in the view; the rest is checked at the end.
-	prot := planProtection(s)
+	prot := planProtection(s, guarded)
 	mounts := append(binds, protectMounts(prot)...)
 	masks, shared, overflow, err := maskedPaths(p)
 	if err != nil {

@@ -95,14 +95,14 @@ type Process struct {
 
 func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
 	begin := time.Now()
-	pl, err := compile(e.profile, cmd)
+	pl, err := compile(e.profile, cmd, e.host.CreateGuard && !createGuardOff)
 	if err != nil {
 		return nil, err
 	}
 	// A profile that requires protected paths does not run where the
 	// search for repositories could not cover the writable trees.
 	if pl.protect.truncated && e.profile.Required().Has(profile.ProtectedPaths) {
-		st := protectedRunStatus(e.report.Status(profile.ProtectedPaths), pl.protect, e.host.CreateGuard && !createGuardOff)
+		st := protectedRunStatus(e.report.Status(profile.ProtectedPaths), pl.protect, pl.protect.guarded)
 		if st.Status != Enforced {
 			return nil, &UnavailableError{Missing: []GuaranteeStatus{st}}
 		}

@@ -80,6 +80,12 @@ type protectPlan struct {
 	// at compile that the start holds with a placeholder.
 	placeholders map[string][]string
 	ws           string
+	// guarded: the create guard holds the run (planProtection).
+	guarded bool
+	// home is the host user's home (for ~ in git configs).
+	home string
+	// globalHooks: gitProtection.globalHooks.
+	globalHooks []string
 }
 
 // protectedState is one checked path at the start of the run: Rel inside
@@ -230,7 +236,7 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 		for _, st := range states {
 			known[fmt.Sprint(st.Root, "/", st.Rel)] = true
 		}
-		for _, g := range j.Globs {
+		for _, g := range searchedGlobs(j.Globs, j.Guarded) {
 			for _, m := range globMatches(j.Workspace, g) {
 				_, rel := rootOf(rootPaths(j.Roots), m)
 				if !known[fmt.Sprint(ri, "/", rel)] {
@@ -271,6 +277,11 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 		}
 		if isGitDir(r.Path) {
 			newGitDir(ri, r.Path)
+		}
+		if j.Guarded {
+			// The guard refused every .git, HEAD and **/NAME name the
+			// walk below would look for, when the run made it: no walk.
+			continue
 		}
 		budget := gitWalkLimit
 		w := treeWalk{dotGit: func(_, path string) {

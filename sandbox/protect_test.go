@@ -57,7 +57,13 @@ func TestProtectedPaths(t *testing.T) {
 		// Absent at the top of the workspace: each name holds a
 		// read-only placeholder for the run, so nothing can be made there.
 		res := run(t, ex, `mkdir -p .vscode; echo '{"tasks":[]}' > .vscode/tasks.json; echo '{"mcpServers":{}}' > .mcp.json; rmdir .vscode; mv .mcp.json x; ls -a`)
-		if !strings.Contains(string(res.Stdout), ".vscode") || !strings.Contains(string(res.Stderr), "Read-only file system") {
+		// Under the create guard, the guard refuses the names (no
+		// placeholder is made).
+		guarded := ex.Report().Host.CreateGuard
+		if guarded && (strings.Contains(string(res.Stdout), ".vscode") || !strings.Contains(string(res.Stderr), "Operation not permitted")) {
+			t.Errorf("the guard did not refuse the names: status %s stdout %s stderr %s", res.Status, res.Stdout, res.Stderr)
+		}
+		if !guarded && (!strings.Contains(string(res.Stdout), ".vscode") || !strings.Contains(string(res.Stderr), "Read-only file system")) {
 			t.Errorf("no placeholder in the run: status %s stdout %s stderr %s", res.Status, res.Stdout, res.Stderr)
 		}
 		for _, p := range []string{".vscode", ".mcp.json", "x"} {

@@ -58,3 +58,22 @@ func guardGlobs(ws string, globs []string) []string {
 	}
 	return out
 }
+
+// searchedGlobs are the protected wildcard entries whose matches the
+// start holds read-only and the end of the run looks at. With the create
+// guard, a "**" entry outside .git is left to it (it refuses making and
+// writing any name such an entry matches, when the call comes), so
+// neither searches the workspace for one.
+func searchedGlobs(globs []string, guarded bool) []string {
+	if !guarded {
+		return globs
+	}
+	var out []string
+	for _, g := range globs {
+		if slices.Contains(strings.Split(g, "/"), "**") && g != ".git" && !strings.HasPrefix(g, ".git/") {
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}

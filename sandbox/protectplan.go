@@ -15,9 +15,12 @@ import (
 
 // planProtection decides, at compile, what the run protects: the
 // profile's protected entries inside the workspace (unless the whole
-// workspace is read-only), and what host git reads of every repository
-// in the writable trees (gitrepos.go).
-func planProtection(s profile.Spec) protectPlan {
+// workspace is read-only), and what host git reads of the repositories
+// in the writable trees (gitrepos.go). guarded: the create guard holds
+// the run, and finds what lies deeper in the trees when a call comes, so
+// nothing here looks further than the names the profile lists and each
+// tree's own repository.
+func planProtection(s profile.Spec, guarded bool) protectPlan {
 	ws := s.Workspace
 	var nested []string
 	protected := s.Filesystem.Protected[:0:0]
@@ -34,7 +37,7 @@ func planProtection(s profile.Spec) protectPlan {
 	if s.ReadOnlyWorkspace {
 		nested = nil
 	}
-	pl := protectPlan{ws: ws, globs: globsOf(s.Filesystem.Protected), nested: uniqueSorted(nested)}
+	pl := protectPlan{ws: ws, globs: globsOf(s.Filesystem.Protected), nested: uniqueSorted(nested), guarded: guarded}
 	if !s.ReadOnlyWorkspace {
 		pl.roots = append(pl.roots, ws)
 	}
@@ -44,7 +47,8 @@ func planProtection(s profile.Spec) protectPlan {
 		}
 	}
 	home, _ := os.UserHomeDir()
-	git := discoverGit(pl.roots, home, os.Getenv, ws, pl.nested)
+	pl.home = home
+	git := discoverGit(pl.roots, home, os.Getenv, ws, pl.nested, guarded)
 	pl.present = append(pl.present, git.pins...)
 	pl.present = append(pl.present, git.named...)
 	pl.named = git.named
@@ -62,7 +66,7 @@ func planProtection(s profile.Spec) protectPlan {
 				pl.absent = append(pl.absent, path)
 			}
 		}
-		pl.present = append(pl.present, protectedPaths(ws, pl.globs)...)
+		pl.present = append(pl.present, protectedPaths(ws, searchedGlobs(pl.globs, guarded))...)
 		// A top-level name the list holds only beneath (.git for
 		// .git/hooks) is held too when it exists and is not a git
 		// directory (pinned above): an empty .git, or another run's
@@ -73,7 +77,7 @@ func planProtection(s profile.Spec) protectPlan {
 			}
 		}
 	}
-	pl.placeholders = placeholderNames(pl, s.Filesystem.Protected, s.ReadOnlyWorkspace)
+	pl.placeholders = placeholderNames(pl, s.Filesystem.Protected, s.ReadOnlyWorkspace, guarded)
 	pl.present = uniqueSorted(pl.present)
 	pl.absent = uniqueSorted(pl.absent)
 	pl.pins = git.pins
@@ -81,6 +85,7 @@ func planProtection(s profile.Spec) protectPlan {
 	pl.gitDirs = git.gitDirs
 	pl.truncated = git.truncated
 	pl.inProgress = git.inProgress
+	pl.globalHooks = git.globalHooks
 	return pl
 }
 
@@ -146,7 +151,7 @@ func (p *Process) startProtection() error {
 		return &SetupError{Step: "protected paths", Err: fmt.Errorf("%w; make the workspace readable and searchable by this user", err)}
 	}
 	j := &runJournal{RunID: p.runID, Workspace: pl.ws, Globs: pl.globs, Roots: roots, States: states, DotGits: pl.dotgits, locks: locks,
-		GitDirs: pl.gitDirs, Nested: pl.nested, NestedHad: pl.named, Guarded: p.e.host.CreateGuard && !createGuardOff}
+		GitDirs: pl.gitDirs, Nested: pl.nested, NestedHad: pl.named, Guarded: pl.guarded}
 	for ri, r := range pl.roots {
 		for _, n := range pl.placeholders[r] {
 			j.Placeholders = append(j.Placeholders, placeholder{Root: ri, Name: n, Socket: placeholderMode(n) == unix.S_IFSOCK})
@@ -194,10 +199,10 @@ func (p *Process) finishProtection() ([]Denial, error) {
 // that held it. nil when the guard cannot run or nothing is writable.
 func (p *Process) guardConfig() *linux.GuardConfig {
 	j := p.journal
-	if j == nil || !p.e.host.CreateGuard || createGuardOff {
+	if j == nil || !p.plan.protect.guarded {
 		return nil
 	}
-	g := &linux.GuardConfig{}
+	g := &linux.GuardConfig{Workspace: j.Workspace, Home: p.plan.protect.home, GlobalHooks: p.plan.protect.globalHooks}
 	for _, r := range j.Roots {
 		g.Roots = append(g.Roots, r.Ino)
 	}
@@ -252,20 +257,22 @@ func (p *Process) runGuarantees() ([]GuaranteeStatus, Level) {
 	gs := append([]GuaranteeStatus(nil), r.Guarantees...)
 	for i := range gs {
 		if gs[i].Guarantee == profile.ProtectedPaths {
-			gs[i] = protectedRunStatus(gs[i], p.plan.protect, p.e.host.CreateGuard && !createGuardOff)
+			gs[i] = protectedRunStatus(gs[i], p.plan.protect, p.plan.protect.guarded)
 		}
 	}
 	return gs, levelOf(gs)
 }
 
 // protectedPathsStatus is the Report's line for protected paths. What
-// exists at the start is kept from the run by mounts, and so is every
-// top-level protected name absent then (placeholders.go). A protected
-// path absent at start beneath an existing directory (a nested sub/.git,
-// a repository's missing hooks directory, an include target) is refused
-// when the run makes it by the create guard (createguard.go); without
-// the guard it is moved aside only when the run ends, so host tools that
-// run meanwhile can act on it, and the line is degraded.
+// exists at the start is kept from the run by mounts (with the create
+// guard, what lies beneath the writable trees' own repositories and the
+// top-level names is held by the guard when a call comes instead); a
+// protected path absent at start (a nested sub/.git, a repository's
+// missing hooks directory, an include target, a top-level name) is
+// refused when the run makes it by the create guard (createguard.go);
+// without the guard top-level names get placeholders (placeholders.go),
+// the rest is moved aside only when the run ends, so host tools that run
+// meanwhile can act on it, and the line is degraded.
 func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 	st := GuaranteeStatus{Guarantee: profile.ProtectedPaths}
 	switch {
@@ -275,7 +282,7 @@ func protectedPathsStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 		st.Status, st.Reason = Unavailable, "user namespaces unavailable: "+h.UserNSReason
 	case h.CreateGuard:
 		st.Status = Enforced
-		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start, shared by overlapping runs; a seccomp create guard refusing .git, a HEAD outside the start's git directories, any git directory's config and hooks, and the profile's **/NAME names anywhere the host can see, every other protected name absent at start, and chmod or chown of a writable tree's root; journaled end-of-run check as a backstop (it also moves aside a rebase, am, cherry-pick or bisect the run left in progress)"
+		st.Mechanism = "read-only and pinned mounts for protected paths and the writable trees' own repositories' git files present at start (nothing searches the workspace); a seccomp create guard refusing, when the call comes, a new .git, a HEAD outside the git directories there, every protected name absent at start, and making, writing (open for writing, truncate), chmod, linking or moving away any git directory's config and hooks, a hooks path or include target a repository's config names, anything named by the profile's **/NAME entries anywhere the host can see, and a git operation's state in a repository the start did not look at, and chmod or chown of a writable tree's root; journaled end-of-run check of what the start recorded as a backstop (it also moves aside a rebase, am, cherry-pick or bisect the run left in progress)"
 	default:
 		st.Status = Degraded
 		st.Mechanism = "read-only and pinned mounts for protected paths and every repository's git files present at start; read-only placeholders for the top-level protected names absent at start (.git in every writable tree); journaled end-of-run check"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airlockhq/airlock/internal/sandboxtest"
+	"github.com/airlockhq/airlock/sandbox"
 )
 
 // plantProfile is a run that tries to write a workspace profile widening
@@ -61,8 +62,15 @@ func TestInterruptedRunIsChecked(t *testing.T) {
 	if sandboxtest.Exists(filepath.Join(ws, "sub", ".git")) {
 		t.Error("ATTACK SUCCEEDED: the killed run made sub/.git")
 	}
+	// Under the create guard no placeholder is made: the names stay
+	// absent on the host.
+	guarded := sandbox.ProbeHost().CreateGuard
 	for _, name := range []string{".airlock", ".vscode", ".git"} {
-		if _, err := os.Lstat(filepath.Join(ws, name)); err != nil {
+		_, err := os.Lstat(filepath.Join(ws, name))
+		if guarded && err == nil {
+			t.Errorf("%s is on the host during a run under the create guard", name)
+		}
+		if !guarded && err != nil {
 			t.Fatalf("%s of the killed run is gone before the next start: nothing left to test (%v)", name, err)
 		}
 	}

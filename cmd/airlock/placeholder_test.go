@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/airlockhq/airlock/internal/sandboxtest"
+	"github.com/airlockhq/airlock/sandbox"
 )
 
 // TestKilledRunPlaceholdersAnyUser: a supervisor killed outright leaves
@@ -16,7 +17,11 @@ import (
 // removes them whoever runs it: as root here, the next run is uid 65534
 // with a state directory of its own, which holds no journal of the
 // killed run; unprivileged, the next run has another state directory.
+// Under the create guard a run makes no placeholder, so the killed run
+// leaves none; the test then puts there what a killed run without the
+// guard leaves, and the next run, under the guard, removes it.
 func TestKilledRunPlaceholdersAnyUser(t *testing.T) {
+	guarded := sandbox.ProbeHost().CreateGuard
 	bin := buildAirlock(t)
 	// Every directory the other user needs is under one it can search.
 	root, err := os.MkdirTemp("", "airlock-placeholders-")
@@ -41,7 +46,23 @@ func TestKilledRunPlaceholdersAnyUser(t *testing.T) {
 	must(t, cmd.Process.Signal(syscall.SIGKILL))
 	cmd.Wait()
 	os.Remove(filepath.Join(ws, "ready"))
-	// Host side: the killed run's placeholders are there, empty.
+	// Host side: the killed run's placeholders are there, empty (with
+	// the guard: none was made; make what a run without it leaves).
+	for _, name := range []string{".git", ".claude", ".vscode", ".envrc", ".bashrc"} {
+		path := filepath.Join(ws, name)
+		if !guarded {
+			break
+		}
+		if _, err := os.Lstat(path); err == nil {
+			t.Fatalf("a run under the create guard left %s", name)
+		}
+		if name == ".git" {
+			must(t, syscall.Mknod(path, syscall.S_IFSOCK|0o1644, 0))
+		} else {
+			must(t, os.Mkdir(path, 0o755))
+		}
+		must(t, os.Chmod(path, os.ModeSticky|0o755))
+	}
 	left := 0
 	for _, name := range []string{".git", ".claude", ".vscode", ".envrc", ".bashrc"} {
 		fi, err := os.Lstat(filepath.Join(ws, name))

@@ -7,13 +7,15 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // The guard proxy carries out, inside the sandbox, the calls the create
-// guard stopped and let through.
+// guard stopped and let through: those that make a name, and those that
+// write through an existing one (an open for writing, truncate, chmod,
+// chown), which it refuses on what host git or a host tool reads
+// (guardgit.go, guardabove.go, guardattr.go).
 //
 // The supervisor checks a stopped mkdir, open(O_CREAT), rename, ... on
 // the path it read from the caller's memory. Letting the call go on
@@ -93,6 +95,9 @@ type guardProxy struct {
 	gitDirs         map[[2]uint64]bool
 	names           map[string]bool
 	globs           []string
+	workspace, home string
+	globalHooks     []string
+	configs         configCache
 }
 
 // runGuardProxy is the proxy's main; it never returns.
@@ -134,6 +139,7 @@ func runGuardProxy() {
 		p.private[d] = true
 	}
 	p.globs = cfg.Globs
+	p.workspace, p.home, p.globalHooks = strings.TrimSuffix(cfg.Workspace, "/"), cfg.Home, cfg.GlobalHooks
 	p.receive()
 }
 
@@ -245,9 +251,11 @@ func errnoOf(err error) int32 {
 func (w *walker) do(r *GuardRequest, dir1, dir2 int) (GuardAnswer, int) {
 	switch r.Op {
 	case GuardOpen:
-		return w.open(dir1, r.Path1, int(r.Flags), r.Mode)
+		return w.open(dir1, r.Path1, int(r.Flags), r.Mode, false)
 	case GuardChmod, GuardChown:
 		return w.attr(r, dir1), -1
+	case GuardTruncate:
+		return w.truncate(dir1, r.Path1, r.Dev), -1
 	}
 	// The calls that make a name: the new name is the last path.
 	newDir, newPath := dir1, r.Path1
@@ -259,7 +267,7 @@ func (w *walker) do(r *GuardRequest, dir1, dir2 int) (GuardAnswer, int) {
 		return GuardAnswer{Errno: e}, -1
 	}
 	defer unix.Close(parent)
-	if w.p.refused(parent, name) {
+	if w.p.refused(parent, name, true) {
 		return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: newPath}, -1
 	}
 	if held, exists := w.p.isHeld(parent, name); held {
@@ -288,12 +296,18 @@ func (w *walker) do(r *GuardRequest, dir1, dir2 int) (GuardAnswer, int) {
 			}
 			defer unix.Close(oldDir)
 		}
+		// The old name goes (rename) or its inode gets a name the
+		// guard does not hold (link): a held file can be neither moved
+		// away nor written through a second name.
+		if oldName == "" && w.p.fdRefused(oldDir, w.p.writeRefused) || oldName != "" && w.p.writeRefused(oldDir, oldName) {
+			return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: r.Path1}, -1
+		}
 		if r.Op == GuardLink {
 			err = unix.Linkat(oldDir, oldName, parent, name, int(r.Flags))
 			break
 		}
 		// An exchange gives the old name the new one's entry too.
-		if r.Flags&unix.RENAME_EXCHANGE != 0 && w.p.refused(oldDir, oldName) {
+		if r.Flags&unix.RENAME_EXCHANGE != 0 && w.p.refused(oldDir, oldName, true) {
 			return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: r.Path1}, -1
 		}
 		err = unix.Renameat2(oldDir, oldName, parent, name, uint(r.Flags))
@@ -301,9 +315,17 @@ func (w *walker) do(r *GuardRequest, dir1, dir2 int) (GuardAnswer, int) {
 	return GuardAnswer{Errno: errnoOf(err)}, -1
 }
 
-// open carries out an open with O_CREAT. A final symlink is followed
-// here, not by the kernel: its target's name is checked like the path's.
-func (w *walker) open(dir int, path []byte, flags int, mode uint32) (GuardAnswer, int) {
+// open carries out an open that creates (O_CREAT), writes or truncates
+// (O_WRONLY, O_RDWR, O_TRUNC). A final symlink is followed here, not by
+// the kernel: its target's name is checked like the path's. With
+// truncating (truncate(2), carried out as an open for writing and
+// ftruncate), only a regular file is opened: truncate(2) of anything
+// else fails without opening it (a FIFO would wait for a reader).
+func (w *walker) open(dir int, path []byte, flags int, mode uint32, truncating bool) (GuardAnswer, int) {
+	makes := flags&unix.O_CREAT != 0
+	// O_TMPFILE names a directory and makes no name (a later linkat
+	// does, and stops): nothing is checked here.
+	tmpfile := flags&unix.O_TMPFILE == unix.O_TMPFILE
 	held := -1
 	defer func() {
 		if held >= 0 {
@@ -319,17 +341,32 @@ func (w *walker) open(dir int, path []byte, flags int, mode uint32) (GuardAnswer
 		if e != 0 {
 			return GuardAnswer{Errno: e}, -1
 		}
-		if w.p.refused(parent, name) {
+		if !tmpfile && w.p.refused(parent, name, makes) {
 			return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: path}, -1
 		}
-		if held, exists := w.p.isHeld(parent, name); held {
+		if held, exists := w.p.isHeld(parent, name); held && !tmpfile {
 			switch {
+			case !exists && !makes:
+				return GuardAnswer{Errno: int32(unix.ENOENT)}, -1
 			case !exists:
 				return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: path}, -1
-			case flags&unix.O_EXCL != 0:
+			case flags&unix.O_EXCL != 0 && makes:
 				return GuardAnswer{Errno: int32(unix.EEXIST)}, -1
 			}
 			flags &^= unix.O_CREAT // it exists: open it, never make it
+		}
+		if truncating {
+			var st unix.Stat_t
+			if err := unix.Fstatat(parent, strings.TrimRight(name, "/"), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return GuardAnswer{Errno: errnoOf(err)}, -1
+			}
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFREG, unix.S_IFLNK:
+			case unix.S_IFDIR:
+				return GuardAnswer{Errno: int32(unix.EISDIR)}, -1
+			default:
+				return GuardAnswer{Errno: int32(unix.EINVAL)}, -1
+			}
 		}
 		fd, err := unix.Openat(parent, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 		if err != unix.ELOOP || flags&(unix.O_NOFOLLOW|unix.O_EXCL) != 0 {
@@ -347,104 +384,6 @@ func (w *walker) open(dir int, path []byte, flags int, mode uint32) (GuardAnswer
 		}
 		if w.links++; w.links > maxLinks {
 			return GuardAnswer{Errno: int32(unix.ELOOP)}, -1
-		}
-		dir, path = parent, target
-	}
-}
-
-// attr carries out a chmod or chown, which no writable tree's root may
-// undergo, on the inode it checked.
-func (w *walker) attr(r *GuardRequest, dir1 int) GuardAnswer {
-	onFD := r.Dirs&GuardOnFD != 0 || (r.Flags&unix.AT_EMPTY_PATH != 0 && len(r.Path1) == 0)
-	obj := dir1
-	if !onFD {
-		var e int32
-		obj, e = w.object(dir1, r.Path1, r.Flags&unix.AT_SYMLINK_NOFOLLOW == 0)
-		if e != 0 {
-			return GuardAnswer{Errno: e}
-		}
-		defer unix.Close(obj)
-	} else if obj < 0 {
-		return GuardAnswer{Errno: int32(unix.EBADF)}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(obj, &st); err != nil {
-		return GuardAnswer{Errno: errnoOf(err)}
-	}
-	if w.p.roots[[2]uint64{st.Dev, st.Ino}] {
-		return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: r.Path1}
-	}
-	var err error
-	switch {
-	case r.Op == GuardChown && r.Dirs&GuardOnFD != 0:
-		err = unix.Fchown(obj, int(int32(r.UID)), int(int32(r.GID)))
-	case r.Op == GuardChown:
-		err = unix.Fchownat(obj, "", int(int32(r.UID)), int(int32(r.GID)), unix.AT_EMPTY_PATH)
-	case r.Dirs&GuardOnFD != 0:
-		err = unix.Fchmod(obj, r.Mode)
-	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		err = unix.EOPNOTSUPP // a symlink's mode cannot change
-	default:
-		err = chmodPath(obj, r.Mode)
-	}
-	return GuardAnswer{Errno: errnoOf(err)}
-}
-
-// chmodPath changes the mode of the inode the O_PATH descriptor obj
-// holds: fchmodat2 with AT_EMPTY_PATH (Linux 6.6), else through
-// /proc/self/fd, which a process that is not dumpable may follow only
-// as the namespace's root (an unprivileged run's chmod then fails with
-// EACCES on older kernels; it never reaches another inode).
-func chmodPath(obj int, mode uint32) error {
-	_, _, errno := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(obj), uintptr(unsafe.Pointer(&emptyPath[0])), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
-	if errno != unix.ENOSYS && errno != unix.EINVAL {
-		if errno == 0 {
-			return nil
-		}
-		return errno
-	}
-	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(obj), mode)
-}
-
-var emptyPath = [1]byte{0}
-
-// object opens (O_PATH) what path names, following a final symlink when
-// follow is set.
-func (w *walker) object(dir int, path []byte, follow bool) (int, int32) {
-	held := -1
-	defer func() {
-		if held >= 0 {
-			unix.Close(held)
-		}
-	}()
-	for {
-		parent, name, e := w.parent(dir, path)
-		if held >= 0 {
-			unix.Close(held)
-		}
-		held = parent
-		if e != 0 {
-			return -1, e
-		}
-		fd, err := unix.Openat(parent, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, errnoOf(err)
-		}
-		var st unix.Stat_t
-		if !follow || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			return fd, 0
-		}
-		unix.Close(fd)
-		if onProc(parent) {
-			fd, err := unix.Openat(parent, name, unix.O_PATH|unix.O_CLOEXEC, 0)
-			return fd, errnoOf(err)
-		}
-		target, err := readlink(parent, name)
-		if err != nil {
-			return -1, errnoOf(err)
-		}
-		if w.links++; w.links > maxLinks {
-			return -1, int32(unix.ELOOP)
 		}
 		dir, path = parent, target
 	}
@@ -537,8 +476,9 @@ func (w *walker) parent(dir int, path []byte) (int, string, int32) {
 	return cur, name, 0
 }
 
-// refused reports whether name may not be made in the directory parent.
-func (p *guardProxy) refused(parent int, name string) bool {
+// refused reports whether name may not be made (makes) or written in
+// the directory parent.
+func (p *guardProxy) refused(parent int, name string, makes bool) bool {
 	n := strings.TrimRight(name, "/")
 	var st unix.Stat_t
 	if unix.Fstat(parent, &st) != nil {
@@ -555,8 +495,13 @@ func (p *guardProxy) refused(parent int, name string) bool {
 		// refuses it (EROFS), and the run's stderr says why.
 		return false
 	}
-	if p.names[n] || p.globbed(parent, n) {
+	if p.names[n] || p.globbed(parent, n) || p.heldAbove(parent, n) {
 		return true
+	}
+	if !makes {
+		// Writing an existing HEAD, objects or refs makes no git
+		// directory that was not one.
+		return gitFileOf(parent, n)
 	}
 	switch n {
 	case "HEAD":

@@ -44,8 +44,19 @@ type GuardConfig struct {
 	GitDirs [][2]uint64 `json:"git_dirs,omitempty"`
 	// Names may not be made anywhere the host can see (the profile's
 	// **/NAME entries: sub/.vscode, sub/.envrc), like .git.
-	Names   []string `json:"names,omitempty"`
-	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	Names []string `json:"names,omitempty"`
+	// Workspace is the workspace's path (the same in the view): below
+	// its top, a directory named one of Names holds its files as the
+	// name itself is held (sub/.vscode/tasks.json).
+	Workspace string `json:"workspace,omitempty"`
+	// Home is the host user's home, for "~" in a repository's
+	// core.hooksPath and include paths.
+	Home string `json:"home,omitempty"`
+	// GlobalHooks are the hooks directories the host's global and
+	// system git configs name (core.hooksPath): a relative one is taken
+	// in every repository's working tree, as git does.
+	GlobalHooks []string `json:"global_hooks,omitempty"`
+	Rlimits     []Rlimit `json:"rlimits,omitempty"`
 }
 
 // GuardName is the entry Name in the directory Dir (device, inode).
@@ -56,14 +67,15 @@ type GuardName struct {
 
 // Guard operations.
 const (
-	GuardMkdir   = 1 + iota // Dir1/Path1, Mode
-	GuardMknod              // Dir1/Path1, Mode, Dev
-	GuardSymlink            // Path1 is the link's text; Dir2/Path2 the new name
-	GuardLink               // Dir1/Path1 to Dir2/Path2, Flags (AT_SYMLINK_FOLLOW, AT_EMPTY_PATH)
-	GuardRename             // Dir1/Path1 to Dir2/Path2, Flags (RENAME_*)
-	GuardOpen               // Dir1/Path1, Flags (with O_CREAT), Mode; answers a descriptor
-	GuardChmod              // Dir1/Path1 (Dir1 itself with AT_EMPTY_PATH), Mode, Flags
-	GuardChown              // Dir1/Path1 (Dir1 itself with AT_EMPTY_PATH), UID, GID, Flags
+	GuardMkdir    = 1 + iota // Dir1/Path1, Mode
+	GuardMknod               // Dir1/Path1, Mode, Dev
+	GuardSymlink             // Path1 is the link's text; Dir2/Path2 the new name
+	GuardLink                // Dir1/Path1 to Dir2/Path2, Flags (AT_SYMLINK_FOLLOW, AT_EMPTY_PATH)
+	GuardRename              // Dir1/Path1 to Dir2/Path2, Flags (RENAME_*)
+	GuardOpen                // Dir1/Path1, Flags (creating, writing or truncating), Mode; answers a descriptor
+	GuardChmod               // Dir1/Path1 (Dir1 itself with AT_EMPTY_PATH), Mode, Flags
+	GuardChown               // Dir1/Path1 (Dir1 itself with AT_EMPTY_PATH), UID, GID, Flags
+	GuardTruncate            // Dir1/Path1 (final symlink followed), Dev is the length
 )
 
 // Request header flags: which directory descriptors follow the answer
@@ -128,7 +140,7 @@ func UnmarshalGuardRequest(b []byte) (*GuardRequest, error) {
 	if n1 > GuardMaxPath || n2 > GuardMaxPath || uint64(len(b)) != guardHeaderLen+n1+n2 {
 		return nil, errors.New("bad path lengths")
 	}
-	if r.Op < GuardMkdir || r.Op > GuardChown || r.Dirs&^(GuardHasDir1|GuardHasDir2|GuardOnFD) != 0 {
+	if r.Op < GuardMkdir || r.Op > GuardTruncate || r.Dirs&^(GuardHasDir1|GuardHasDir2|GuardOnFD) != 0 {
 		return nil, errors.New("bad operation")
 	}
 	r.Path1 = b[guardHeaderLen : guardHeaderLen+n1]

@@ -334,9 +334,9 @@ func TestInterpretExecWatch(t *testing.T) {
 }
 
 // TestInterpretCreateGuard: with CreateGuard the notifier stops every
-// name-making call, chmod and chown, and open or openat only with
-// O_CREAT (a plain open never waits for the supervisor); without it none
-// of them stops.
+// name-making call, chmod, chown and truncate, and open or openat only
+// when they create, write or truncate (a read-only open never waits for
+// the supervisor); without it none of them stops.
 func TestInterpretCreateGuard(t *testing.T) {
 	notify := uint32(unix.SECCOMP_RET_USER_NOTIF)
 	for _, arch := range []string{"amd64", "arm64"} {
@@ -357,10 +357,17 @@ func TestInterpretCreateGuard(t *testing.T) {
 				want uint32
 			}{
 				{"openat O_RDONLY", call(arch, "openat", 3, 0x1000, unix.O_RDONLY|unix.O_CLOEXEC, 0), actAllow},
-				{"openat O_WRONLY|O_TRUNC", call(arch, "openat", 3, 0x1000, unix.O_WRONLY|unix.O_TRUNC, 0), actAllow},
+				{"openat O_RDONLY|O_NONBLOCK|O_DIRECTORY|O_NOFOLLOW", call(arch, "openat", 3, 0x1000, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0), actAllow},
+				{"openat O_PATH", call(arch, "openat", 3, 0x1000, unix.O_PATH|unix.O_CLOEXEC, 0), actAllow},
+				{"openat O_WRONLY|O_TRUNC", call(arch, "openat", 3, 0x1000, unix.O_WRONLY|unix.O_TRUNC, 0), stopped()},
+				{"openat O_WRONLY", call(arch, "openat", 3, 0x1000, unix.O_WRONLY, 0), stopped()},
+				{"openat O_RDWR (python r+)", call(arch, "openat", 3, 0x1000, unix.O_RDWR|unix.O_CLOEXEC, 0), stopped()},
+				{"openat O_RDONLY|O_TRUNC", call(arch, "openat", 3, 0x1000, unix.O_RDONLY|unix.O_TRUNC, 0), stopped()},
+				{"openat O_RDWR, junk high word", call(arch, "openat", 3, 0x1000, 0xffffffff00000000|unix.O_RDWR, 0), stopped()},
+				{"openat O_RDONLY, junk high word", call(arch, "openat", 3, 0x1000, 0xffffffff00000000, 0), actAllow},
 				{"openat O_CREAT", call(arch, "openat", 3, 0x1000, unix.O_WRONLY|unix.O_CREAT, 0o644), stopped()},
 				{"openat O_CREAT, junk high word", call(arch, "openat", 3, 0x1000, 0xffffffff00000000|unix.O_CREAT, 0o644), stopped()},
-				{"openat O_TMPFILE", call(arch, "openat", 3, 0x1000, unix.O_TMPFILE|unix.O_RDWR, 0o600), actAllow},
+				{"openat O_TMPFILE", call(arch, "openat", 3, 0x1000, unix.O_TMPFILE|unix.O_RDWR, 0o600), stopped()},
 				{"bpf", call(arch, "bpf"), actAllow},
 				{"connect", call(arch, "connect", 3, 0x1000, 16), notify},
 			}
@@ -383,7 +390,12 @@ func TestInterpretCreateGuard(t *testing.T) {
 						name string
 						d    seccompData
 						want uint32
-					}{"open O_RDONLY", call(arch, "open", 0x1000, unix.O_RDONLY), actAllow})
+					}{"open O_RDONLY", call(arch, "open", 0x1000, unix.O_RDONLY), actAllow},
+					struct {
+						name string
+						d    seccompData
+						want uint32
+					}{"open O_RDWR", call(arch, "open", 0x1000, unix.O_RDWR), stopped()})
 			}
 			for _, c := range cases {
 				got, err := interpret(p.Filter, c.d)

@@ -22,25 +22,34 @@ type NotifierOptions struct {
 	// refuses what it refuses whatever the supervisor read.
 	ExecWatch bool
 	// CreateGuard also stops every call that gives a path a new entry
-	// (CreateGuarded; open, openat and creat only with O_CREAT, so
-	// ordinary opens never wait) and every chmod and chown, for a
-	// supervisor that checks the new name or the target and carries the
-	// call out itself (the sandbox package's create guard).
+	// or writes through an existing name (CreateGuarded: truncate, every
+	// chmod and chown; open and openat only when their flags create,
+	// write or truncate, openGuardFlags, so read-only opens never wait),
+	// for a supervisor that checks the name or the target and carries
+	// the call out itself (the sandbox package's create guard).
 	CreateGuard bool
 }
 
 // CreateGuarded are the calls CreateGuard stops outright; open and
-// openat stop only with O_CREAT in their flags.
+// openat stop only with one of openGuardFlags.
 var CreateGuarded = []string{
 	"mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat",
 	"link", "linkat", "rename", "renameat", "renameat2", "creat",
 	"chmod", "fchmod", "fchmodat", "fchmodat2",
 	"chown", "lchown", "fchown", "fchownat",
+	// Writes through an existing name: a git directory's config opened
+	// "r+" or truncated in place is found when the call comes, not by
+	// searching the workspace at the start.
+	"truncate",
 }
 
-// oCreat is O_CREAT on both architectures. O_TMPFILE makes no name (a
-// later linkat does, and stops), so it is not looked at.
-const oCreat = 0o100
+// openGuardFlags are the open flags that make an open stop: O_CREAT (a
+// new name), O_WRONLY, O_RDWR and O_TRUNC (a write through an existing
+// one); the same on both architectures. O_TMPFILE makes no name (a later
+// linkat does, and stops) and comes with O_WRONLY or O_RDWR anyway.
+// ftruncate, write and mmap act on a descriptor, which for writing was
+// opened through here.
+const openGuardFlags = 0o100 | 0o1 | 0o2 | 0o1000
 
 // BuildConnectNotifier compiles the second filter of a sandbox, whose
 // listener the supervisor answers (see the sandbox package's connect
@@ -124,13 +133,7 @@ func BuildConnectNotifier(arch string, o NotifierOptions) (Program, error) {
 	a.loadWord(offArgLow(1))
 	a.jumpSet(sockDgramBit, lEACCES, lAllow)
 	if o.CreateGuard {
-		// The kernel reads open flags as an int: the low word decides.
-		a.mark(lOpenFlags1)
-		a.loadWord(offArgLow(1))
-		a.jumpSet(oCreat, lNotify, lAllow)
-		a.mark(lOpenFlags2)
-		a.loadWord(offArgLow(2))
-		a.jumpSet(oCreat, lNotify, lAllow)
+		emitOpenFlagChecks(&a, lOpenFlags1, lOpenFlags2, lNotify)
 	}
 	a.mark(lNotify)
 	a.ret(unix.SECCOMP_RET_USER_NOTIF)
@@ -143,6 +146,19 @@ func BuildConnectNotifier(arch string, o NotifierOptions) (Program, error) {
 		return Program{}, fmt.Errorf("seccomp: build connect notifier for %s: %w", arch, err)
 	}
 	return Program{Arch: arch, Filter: filter}, nil
+}
+
+// emitOpenFlagChecks emits the create guard's tests of open's (at l1,
+// flags in argument 1) and openat's (at l2, argument 2) flags: stop
+// with one of openGuardFlags, allow without. The kernel reads open
+// flags as an int: the low word decides.
+func emitOpenFlagChecks(a *assembler, l1, l2, stop label) {
+	a.mark(l1)
+	a.loadWord(offArgLow(1))
+	a.jumpSet(openGuardFlags, stop, lAllow)
+	a.mark(l2)
+	a.loadWord(offArgLow(2))
+	a.jumpSet(openGuardFlags, stop, lAllow)
 }
 
 // sockDgramBit is the bit SOCK_DGRAM and SOCK_RAW share in a socket

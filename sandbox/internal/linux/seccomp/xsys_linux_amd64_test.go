@@ -22,6 +22,7 @@ var xsysNumbers = map[string]uintptr{
 	"renameat2":         unix.SYS_RENAMEAT2,
 	"symlink":           unix.SYS_SYMLINK,
 	"symlinkat":         unix.SYS_SYMLINKAT,
+	"truncate":          unix.SYS_TRUNCATE,
 	"mkdirat":           unix.SYS_MKDIRAT,
 	"mknod":             unix.SYS_MKNOD,
 	"mknodat":           unix.SYS_MKNODAT,

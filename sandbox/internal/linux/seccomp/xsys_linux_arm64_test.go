@@ -14,6 +14,7 @@ var xsysNumbers = map[string]uintptr{
 	"renameat":          unix.SYS_RENAMEAT,
 	"renameat2":         unix.SYS_RENAMEAT2,
 	"symlinkat":         unix.SYS_SYMLINKAT,
+	"truncate":          unix.SYS_TRUNCATE,
 	"mkdirat":           unix.SYS_MKDIRAT,
 	"mknodat":           unix.SYS_MKNODAT,
 	"openat":            unix.SYS_OPENAT,
