@@ -50,3 +50,25 @@ func BuildT(t testing.TB) string {
 	}
 	return bin
 }
+
+// Server is the path of the airlock-server beside the airlock at bin,
+// where airlock looks for it.
+func Server(bin string) string {
+	return filepath.Join(filepath.Dir(bin), "airlock-server")
+}
+
+// CopyTo copies the airlock at bin and the airlock-server beside it into
+// dir (mode 0755, for a test that runs them as another user from a
+// directory that user may read) and returns the copy of airlock.
+func CopyTo(bin, dir string) (string, error) {
+	for _, src := range []string{bin, Server(bin)} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(src)), data, 0o755); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, filepath.Base(bin)), nil
+}
