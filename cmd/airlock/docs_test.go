@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
 )
 
 // TestProfilesDocExamples: what docs/PROFILES.md and README.md show works
