@@ -56,7 +56,8 @@ func Open(path string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: opening the log: %w", err)
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		f.Close()
 		if err == nil {
 			err = fmt.Errorf("%s is a %v, not a regular file", path, fi.Mode().Type())
@@ -64,10 +65,15 @@ func Open(path string) (*Log, error) {
 		return nil, fmt.Errorf("audit: opening the log: %w", err)
 	}
 	// Make the file's directory entry durable too, in case we created it:
-	// fsync of the file alone does not persist its name.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	// fsync of the file alone does not persist its name. A file with a
+	// line in it needs none: whoever wrote the first line synced the
+	// directory here before it could append, and every hook call and run
+	// would otherwise pay a second fsync.
+	if fi.Size() == 0 {
+		if d, err := os.Open(dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
 	}
 	return &Log{path: path, f: f}, nil
 }

@@ -38,7 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$tmp/airlock" ./cmd/airlock
+go build -o "$tmp/" ./cmd/...
 go build -o "$tmp/egressserver" ./bench/egressserver
 
 ip netns add "$NS"

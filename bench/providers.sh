@@ -28,7 +28,7 @@ cid=
 cleanup() { [ -n "$cid" ] && docker rm -f "$cid" >/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-go build -o "$work/airlock" ./cmd/airlock
+go build -o "$work/" ./cmd/...  # airlock, and the airlock-server that runs exec
 img=$(provider/docker/testdata/build-images.sh | awk '$1 == "busybox" {print $2}')
 cat >"$work/sandboxes.toml" <<TOML
 [sandbox.bb]

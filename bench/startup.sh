@@ -11,8 +11,8 @@
 # the ratios of the medians: airlock/bwrap, big/small workspace, and the
 # hook's median against its 3 ms target.
 #
-#   bash bench/startup.sh                     # airlock built as the README builds it
-#   CGO_ENABLED=0 bash bench/startup.sh       # a static, cgo-free build
+#   bash bench/startup.sh                     # airlock built as the README builds it (CGO_ENABLED=0)
+#   CGO_ENABLED=1 bash bench/startup.sh       # a cgo build (Go's default where a C compiler is)
 #   WARMUP=20 RUNS=300 bash bench/startup.sh  # the defaults
 #   FILES=100000 bash bench/startup.sh        # the big workspace's size (0: no such row)
 #
@@ -27,6 +27,7 @@ cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 
 WARMUP=${WARMUP:-20}
+export CGO_ENABLED=${CGO_ENABLED:-0}
 RUNS=${RUNS:-300}
 FILES=${FILES:-100000}
 
@@ -49,7 +50,9 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -trimpath -ldflags=-s -o "$tmp/airlock" ./cmd/airlock
+# airlock and airlock-server, as the README builds them (the benchmark
+# runs only airlock).
+go build -trimpath -ldflags=-s -o "$tmp/" ./cmd/...
 ws="$tmp/ws"
 mkdir "$ws"
 # The hook's audit log and grants go to the temporary directory, not the

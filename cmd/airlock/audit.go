@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/internal/cli"
 	"github.com/airlockhq/airlock/internal/visible"
 )
 
@@ -65,7 +66,7 @@ Here that is: `+audit.DefaultPath()+`
 Flags:
 `)
 	}
-	if code, ok := parseCommandFlags(flags, args, help, exitUsage, stdout, stderr); !ok {
+	if code, ok := cli.ParseCommandFlags(flags, args, help, exitUsage, stdout, stderr); !ok {
 		return opts, code, false
 	}
 	if flags.NArg() > 0 {

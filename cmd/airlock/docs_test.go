@@ -39,19 +39,19 @@ func TestProfilesDocExamples(t *testing.T) {
 		ws := t.TempDir()
 		file := filepath.Join(t.TempDir(), "example.toml")
 		writeFile(t, file, b)
-		pf := profileFlags{workspace: ws, profile: file}
-		if _, err := pf.build(); err != nil {
+		pf := parsedProfileFlags(t, "--workspace", ws, "--profile", file)
+		if _, err := pf.Build(); err != nil {
 			t.Errorf("toml example %d as --profile: %v\n%s", i+1, err, b)
 		}
 		writeFile(t, filepath.Join(ws, ".airlock/profile.toml"), b)
-		pf = profileFlags{workspace: ws}
-		if _, err := pf.build(); err != nil {
+		pf = parsedProfileFlags(t, "--workspace", ws)
+		if _, err := pf.Build(); err != nil {
 			t.Errorf("toml example %d as .airlock/profile.toml: %v", i+1, err)
 		}
 	}
 	for _, n := range nets {
-		pf := profileFlags{workspace: t.TempDir(), net: n}
-		if _, err := pf.build(); err != nil {
+		pf := parsedProfileFlags(t, "--workspace", t.TempDir(), "--net", n)
+		if _, err := pf.Build(); err != nil {
 			t.Errorf("--net %s: %v", n, err)
 		}
 	}

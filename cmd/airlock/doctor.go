@@ -7,14 +7,15 @@ import (
 	"io"
 	"strings"
 
+	"github.com/airlockhq/airlock/internal/cli"
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/sandbox"
 )
 
 func runDoctor(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("airlock doctor", flag.ContinueOnError)
-	var pf profileFlags
-	pf.register(fs)
+	var pf cli.ProfileFlags
+	pf.Register(fs)
 	asJSON := fs.Bool("json", false, "print the host facts and the Report as JSON")
 	help := func(w io.Writer) {
 		fmt.Fprint(w, `Usage: airlock doctor [--json] [PROFILE FLAGS]
@@ -28,14 +29,14 @@ a guarantee it requires is missing.
 Flags:
 `)
 	}
-	if code, ok := parseCommandFlags(fs, args, help, exitUsage, stdout, stderr); !ok {
+	if code, ok := cli.ParseCommandFlags(fs, args, help, exitUsage, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "airlock doctor: takes no arguments (got %q); the profile comes from its flags\n", fs.Arg(0))
 		return exitUsage
 	}
-	pol, err := pf.loadChecked(fs)
+	pol, err := pf.LoadChecked(fs)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitUsage

@@ -10,7 +10,7 @@ import (
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/grant"
 	"github.com/airlockhq/airlock/integrations/claudecode"
-	"github.com/airlockhq/airlock/workspace"
+	"github.com/airlockhq/airlock/internal/cli"
 )
 
 const hookUsage = `Usage: airlock hook claude-code [FLAGS]
@@ -80,7 +80,7 @@ const exitBlock = 2
 // runHook is "airlock hook AGENT". Its exit status is what Claude Code
 // reads: 0 with a decision on stdout, 2 to block the call.
 func runHook(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("airlock hook claude-code", hookUsage, stdout, stderr)
+	fs := cli.NewFlagSet("airlock hook claude-code", hookUsage, stdout, stderr)
 	sandboxFlag := fs.Bool("sandbox", false, "run every Bash call that is not denied inside airlock run")
 	workspace := fs.String("workspace", "", "the workspace `DIR` of every call (default: found from the call's cwd)")
 	auditPath := fs.String("audit", "", "the audit log `PATH` (default "+audit.DefaultPath()+")")
@@ -92,14 +92,14 @@ func runHook(args []string, stdout, stderr io.Writer) int {
 	if agent == "-h" || agent == "--help" || agent == "help" {
 		fs.SetOutput(stdout)
 		fs.Usage()
-		printFlags(stdout, fs)
+		cli.PrintFlags(stdout, fs)
 		return 0
 	}
 	if agent != "claude-code" {
 		fmt.Fprintf(stderr, "airlock hook: unknown agent %q; the hook knows claude-code\n", agent)
 		return exitBlock
 	}
-	if code := parseFlags(fs, args[1:], exitBlock, stdout, stderr); code >= 0 {
+	if code := cli.ParseFlags(fs, args[1:], exitBlock, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -107,7 +107,7 @@ func runHook(args []string, stdout, stderr io.Writer) int {
 		return exitBlock
 	}
 
-	h := &claudecode.Hook{Policy: workspacePolicy}
+	h := &claudecode.Hook{Policy: cli.WorkspacePolicy}
 	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
 	if filepath.IsAbs(projectDir) {
 		projectDir = filepath.Clean(projectDir)
@@ -147,11 +147,4 @@ func runHook(args []string, stdout, stderr io.Writer) int {
 	sb.Issuer, sb.IssuerErr = grant.OpenDir(dir)
 	h.Sandbox = sb
 	return h.Run(context.Background(), os.Stdin, stdout, stderr)
-}
-
-// workspacePolicy is what applies in workspace ws with no overrides:
-// what "airlock run --workspace WS" loads too, so the fingerprint a
-// sandbox grant is bound to is the one the run will have.
-func workspacePolicy(ws string) (*workspace.Policy, error) {
-	return workspace.Load(ws, workspace.Overrides{Workspace: ws})
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/airlockhq/airlock/integrations/claudecode"
+	"github.com/airlockhq/airlock/internal/cli"
 )
 
 const initUsage = `Usage: airlock init claude-code [--user] [--sandbox] [--workspace DIR]
@@ -48,7 +49,7 @@ Flags:
 
 // runInit is "airlock init AGENT".
 func runInit(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("airlock init claude-code", initUsage, stdout, stderr)
+	fs := cli.NewFlagSet("airlock init claude-code", initUsage, stdout, stderr)
 	user := fs.Bool("user", false, "register in ~/.claude/settings.json (every project) instead of the workspace's")
 	sandboxFlag := fs.Bool("sandbox", false, "make the hook run every Bash call that is not denied inside airlock run")
 	workspace := fs.String("workspace", "", "the workspace `DIR` whose .claude/settings.json to change (default: the current directory)")
@@ -60,14 +61,14 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	case "-h", "--help", "help":
 		fs.SetOutput(stdout)
 		fs.Usage()
-		printFlags(stdout, fs)
+		cli.PrintFlags(stdout, fs)
 		return 0
 	case "claude-code":
 	default:
 		fmt.Fprintf(stderr, "airlock init: unknown agent %q; init knows claude-code\n", args[0])
 		return exitUsage
 	}
-	if code := parseFlags(fs, args[1:], exitUsage, stdout, stderr); code >= 0 {
+	if code := cli.ParseFlags(fs, args[1:], exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 || (*user && *workspace != "") {

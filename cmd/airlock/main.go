@@ -2,6 +2,15 @@
 //
 // The command is thin: each subcommand parses its flags and calls the
 // packages that do the work (profile, sandbox, gate, audit, ...).
+//
+// This binary holds the commands an agent's every tool call starts (run,
+// hook) and the ones around them (doctor, policy, init, audit), and
+// links nothing else: each start pays the Go runtime and every package
+// init of the binary, page faults included, before main. mcp, exec and
+// serve live in airlock-server (cmd/airlock-server), with the Docker
+// client, SQLite, PostgreSQL and the MCP SDK; airlock hands them over
+// with exec, so both are one command line. TestLeanImports keeps the
+// heavy modules out of this one.
 package main
 
 import (
@@ -12,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/airlockhq/airlock/internal/cli"
 	"github.com/airlockhq/airlock/internal/proctime"
 )
 
@@ -30,9 +40,9 @@ func subcommands() map[string]subcommand {
 		"audit":  {"print or follow the audit log", runAudit},
 		"hook":   {"answer an agent's tool-call hook (claude-code)", runHook},
 		"init":   {"register the hook with an agent (claude-code)", runInit},
-		"mcp":    {"serve MCP tools through the gate and sandbox, or gate another MCP server", runMCP},
-		"exec":   {"run code in a named sandbox and print its Result as JSON", runExec},
-		"serve":  {"run the approval daemon: an HTTP API and a web page for approvals", runServe},
+		"mcp":    {"serve MCP tools through the gate and sandbox, or gate another MCP server", handOff("mcp")},
+		"exec":   {"run code in a named sandbox and print its Result as JSON", handOff("exec")},
+		"serve":  {"run the approval daemon: an HTTP API and a web page for approvals", handOff("serve")},
 	}
 }
 
@@ -78,7 +88,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if args[0] == "--version" || args[0] == "version" {
-		fmt.Fprintln(stdout, buildVersion())
+		fmt.Fprintln(stdout, cli.Version())
 		return 0
 	}
 	c, ok := cmds[args[0]]
@@ -89,8 +99,9 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	return c.run(args[1:], stdout, stderr)
 }
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// exitUsage is cli.ExitUsage, the status of every usage error but the
+// hook's.
+const exitUsage = cli.ExitUsage
 
 func usage(w io.Writer, cmds map[string]subcommand) {
 	fmt.Fprint(w, `airlock: a gate and an OS-enforced sandbox for the tool calls of AI agents.

@@ -8,13 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/airlockhq/airlock/gate"
-	"github.com/airlockhq/airlock/internal/visible"
+	"github.com/airlockhq/airlock/internal/cli"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/tool"
 	"github.com/airlockhq/airlock/workspace"
@@ -33,38 +32,9 @@ Run 'airlock policy COMMAND --help' for the flags of one command.
 // runPolicy is "airlock policy". Exit status: 0 done (for test: every
 // example passed), 1 a rule file is broken or an example failed, 125 usage.
 func runPolicy(args []string, stdout, stderr io.Writer) int {
-	return runGroup("policy", policyUsage, map[string]commandFunc{
+	return cli.RunGroup("policy", policyUsage, map[string]cli.CommandFunc{
 		"explain": policyExplain, "test": policyTest, "list": policyList,
 	}, args, stdout, stderr)
-}
-
-// commandFunc runs one subcommand with its arguments and returns the exit
-// status.
-type commandFunc func(args []string, stdout, stderr io.Writer) int
-
-// runGroup runs a command that only groups subcommands ("airlock policy
-// explain"): no subcommand or an unknown one is a usage error (125, one
-// line naming the commands), -h, --help and help print usage on stdout.
-func runGroup(name, usage string, cmds map[string]commandFunc, args []string, stdout, stderr io.Writer) int {
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	if len(args) == 0 {
-		fmt.Fprintf(stderr, "airlock %s: name a command: %s; run 'airlock %s --help' for what each does\n", name, strings.Join(names, ", "), name)
-		return exitUsage
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	}
-	if run, ok := cmds[args[0]]; ok {
-		return run(args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "airlock %s: unknown command %q; use %s (run 'airlock %s --help')\n", name, visible.Text(args[0]), strings.Join(names, ", "), name)
-	return exitUsage
 }
 
 // sourceFlags are the flags that say where rules come from.
@@ -98,33 +68,8 @@ func (s *sourceFlags) overrides() (workspace.Overrides, error) {
 	return workspace.Overrides{Workspace: ws, Managed: s.managed, User: s.user, NoClaude: s.noClaude}, nil
 }
 
-// newFlagSet makes a FlagSet for parseFlags: name is the command as the
-// user types it ("airlock policy explain"), usage the help's text before
-// the flags.
-func newFlagSet(name, usage string, stdout, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), usage) }
-	return fs
-}
-
-// parseFlags parses args as parseCommandFlags does (help on stdout, a
-// usage error one line on stderr with status usageExit); it returns -1 to
-// go on, or the exit status.
-func parseFlags(fs *flag.FlagSet, args []string, usageExit int, stdout, stderr io.Writer) int {
-	usage := fs.Usage // parseCommandFlags silences fs.Usage
-	help := func(w io.Writer) {
-		fs.SetOutput(w)
-		usage()
-	}
-	if code, ok := parseCommandFlags(fs, args, help, usageExit, stdout, stderr); !ok {
-		return code
-	}
-	return -1
-}
-
 func policyExplain(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("airlock policy explain", `Usage: airlock policy explain --tool NAME --input JSON [FLAGS]
+	fs := cli.NewFlagSet("airlock policy explain", `Usage: airlock policy explain --tool NAME --input JSON [FLAGS]
 
 Decides one tool call as the gate would, without running it or asking
 anyone, and prints the decision (allow, ask or deny), the reason, the rule
@@ -141,7 +86,7 @@ Flags:
 	sandboxed := fs.Bool("sandboxed", false, "decide the call as a surface that runs it in the sandbox does (airlock mcp serve, the hook's sandboxed Bash): a command no rule mentions is allowed unless the profile sets auto_allow_in_sandbox = false, and a tree read is left to the masks")
 	cwd := fs.String("cwd", "", "the `DIR` the call runs in (default: the workspace)")
 	asJSON := fs.Bool("json", false, "print the decision as JSON")
-	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
+	if code := cli.ParseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	if *toolName == "" || *input == "" || fs.NArg() > 0 {
@@ -233,7 +178,7 @@ Flags:
 }
 
 func policyTest(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("airlock policy test", `Usage: airlock policy test [FLAGS] FILE
+	fs := cli.NewFlagSet("airlock policy test", `Usage: airlock policy test [FLAGS] FILE
 
 Runs the inline examples of the rule file FILE:
 
@@ -255,7 +200,7 @@ when an example fails.
 Flags:
 `, stdout, stderr)
 	workspace := fs.String("workspace", "", "the `DIR` relative paths in rules are taken against (default: the directory above FILE's .airlock/, else the current directory)")
-	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
+	if code := cli.ParseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() != 1 {
@@ -323,7 +268,7 @@ func testWorkspace(path, flagValue string) (string, error) {
 }
 
 func policyList(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("airlock policy list", `Usage: airlock policy list [FLAGS]
+	fs := cli.NewFlagSet("airlock policy list", `Usage: airlock policy list [FLAGS]
 
 Lists the effective rules of every layer (managed, user, workspace, local,
 and Claude Code's settings), strongest layer first, and flags the rules
@@ -335,7 +280,7 @@ Flags:
 	var src sourceFlags
 	src.register(fs)
 	asJSON := fs.Bool("json", false, "print the rules as JSON")
-	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
+	if code := cli.ParseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/airlockhq/airlock/internal/cli"
 	"github.com/airlockhq/airlock/profile"
 )
 
@@ -19,6 +21,19 @@ func writeFile(t *testing.T, path, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// parsedProfileFlags are the profile flags as args on a command line
+// set them.
+func parsedProfileFlags(t *testing.T, args ...string) *cli.ProfileFlags {
+	t.Helper()
+	var pf cli.ProfileFlags
+	fs := flag.NewFlagSet("airlock run", flag.ContinueOnError)
+	pf.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return &pf
 }
 
 // TestProfileLayers: a --profile file that names a preset goes over the
@@ -43,8 +58,8 @@ preset = "strict"
 mode = "allow"
 allow = ["b.example"]
 `)
-	pf := profileFlags{workspace: ws, profile: other, net: "c.example"}
-	pol, err := pf.load()
+	pf := parsedProfileFlags(t, "--workspace", ws, "--profile", other, "--net", "c.example")
+	pol, err := pf.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +83,8 @@ allow = ["b.example"]
 		t.Errorf("loaded %v, want %v", pol.ProfileFiles, want)
 	}
 	// --net none replaces the allowlist rather than adding to it.
-	pf = profileFlags{workspace: ws, net: "none"}
-	if p, err = pf.build(); err != nil || p.Spec().Network.Mode != "none" || len(p.Spec().Network.Allow) != 0 {
+	pf = parsedProfileFlags(t, "--workspace", ws, "--net", "none")
+	if p, err = pf.Build(); err != nil || p.Spec().Network.Mode != "none" || len(p.Spec().Network.Allow) != 0 {
 		t.Errorf("--net none over an allowlist: %v, %+v", err, p.Spec().Network)
 	}
 

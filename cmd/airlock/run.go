@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/internal/cli"
 	"github.com/airlockhq/airlock/internal/proctime"
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/sandbox"
@@ -31,8 +32,8 @@ const (
 
 func runRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("airlock run", flag.ContinueOnError)
-	var pf profileFlags
-	pf.register(fs)
+	var pf cli.ProfileFlags
+	pf.Register(fs)
 	report := fs.String("report", "", "write the Result as JSON to `FILE`")
 	auditLog := fs.String("audit", "", "append spawn, enforcement and exit events to the audit log at `PATH` (\"default\": "+audit.DefaultPath()+")")
 	execID := fs.String("execution-id", "", "the execution id the events carry (default: a random one)")
@@ -59,7 +60,7 @@ effect it has outside a sandbox.
 Flags:
 `)
 	}
-	if code, ok := parseCommandFlags(fs, args, help, exitSetup, stdout, stderr); !ok {
+	if code, ok := cli.ParseCommandFlags(fs, args, help, exitSetup, stdout, stderr); !ok {
 		return code
 	}
 	if *noTTY {
@@ -78,7 +79,7 @@ Flags:
 	}
 	// A journal whose check cannot finish stops runs in its own
 	// workspace only, before that workspace's .airlock/ is read.
-	pf.beforeWorkspaceFile = func(ws string) error {
+	pf.BeforeWorkspaceFile = func(ws string) error {
 		elsewhere, block := sandbox.JournalsBlocking(journalErr, ws)
 		for _, je := range elsewhere {
 			fmt.Fprintf(stderr, "airlock: warning: the check of an earlier run in %s could not finish; look at it before running git there (airlock doctor lists it): %s\n", visible.Text(je.Workspace), visible.Text(je.Error()))
@@ -88,7 +89,7 @@ Flags:
 		}
 		return nil
 	}
-	pol, err := pf.loadChecked(fs)
+	pol, err := pf.LoadChecked(fs)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
@@ -117,7 +118,7 @@ Flags:
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
-	warnAddressSpace(stderr, ex.Report(), pf.memory != "")
+	warnAddressSpace(stderr, ex.Report(), pf.AsksMemory())
 
 	// The first SIGINT, SIGTERM or SIGHUP goes to the command, with the
 	// effect it would have outside the sandbox (Process.Signal); a second

@@ -12,18 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlockhq/airlock/internal/airlockbin"
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
-// buildAirlock compiles the CLI once per test binary run.
+// buildAirlock compiles airlock and the airlock-server it hands mcp,
+// exec and serve to, side by side in a directory of the test's own, and
+// returns airlock's path.
 func buildAirlock(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "airlock")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return airlockbin.BuildT(t)
 }
 
 // runCLI runs the built CLI and returns its exit status, stdout and

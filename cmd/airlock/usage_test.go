@@ -115,7 +115,8 @@ func TestRunReportToStdout(t *testing.T) {
 // on stderr naming what to write, nothing on stdout, and status 125 — but
 // the hook's 2, which Claude Code reads as "block the call" (any other
 // failure would let it through); asked-for help goes to stdout, status 0,
-// spelt --flag.
+// spelt --flag. mcp, exec and serve are airlock-server's: its own
+// TestServerCommandUsageErrors, and TestHandOff through airlock.
 func TestEveryCommandUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -139,13 +140,6 @@ func TestEveryCommandUsageErrors(t *testing.T) {
 		{[]string{"init"}, 125, "name the agent"},
 		{[]string{"init", "codex"}, 125, "unknown agent"},
 		{[]string{"init", "claude-code", "--bogus"}, 125, "unknown flag --bogus"},
-		{[]string{"mcp"}, 125, "name a command: proxy, serve"},
-		{[]string{"mcp", "serve", "--bogus"}, 125, "unknown flag --bogus; run 'airlock mcp serve --help'"},
-		{[]string{"mcp", "serve", "x"}, 125, "takes no arguments"},
-		{[]string{"mcp", "proxy"}, 125, "no server command given"},
-		{[]string{"exec", "--bogus"}, 125, "unknown flag --bogus"},
-		{[]string{"exec", "--timeout", "30"}, 125, "use 30s"},
-		{[]string{"exec", "--sandbox", "x"}, 125, "give either --code CODE or -- ARGV"},
 		{[]string{"hook"}, 2, "name the agent"},
 		{[]string{"hook", "claude-code", "--bogus"}, 2, "unknown flag --bogus"},
 	} {
@@ -158,7 +152,6 @@ func TestEveryCommandUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"doctor", "--help"}, {"policy", "--help"}, {"policy", "explain", "--help"}, {"policy", "list", "-h"},
 		{"audit", "--help"}, {"init", "--help"}, {"init", "claude-code", "--help"}, {"hook", "--help"},
-		{"mcp", "--help"}, {"mcp", "serve", "--help"}, {"mcp", "proxy", "--help"}, {"exec", "--help"}, {"help", "exec"},
 	} {
 		var so, se strings.Builder
 		code := dispatch(args, &so, &se)

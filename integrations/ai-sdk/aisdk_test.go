@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airlockhq/airlock/internal/airlockbin"
 )
 
 // TestNode runs the package's Node tests (node --test) with AIRLOCK_BIN set
@@ -28,11 +30,7 @@ func TestNode(t *testing.T) {
 		}
 		t.Skip("node is not installed")
 	}
-	bin := filepath.Join(t.TempDir(), "airlock")
-	build := exec.Command("go", "build", "-o", bin, "github.com/airlockhq/airlock/cmd/airlock")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building airlock: %v\n%s", err, out)
-	}
+	bin := airlockbin.BuildT(t)
 	tests, err := filepath.Glob(filepath.Join("test", "*.test.js"))
 	if err != nil || len(tests) == 0 {
 		t.Fatalf("no Node tests found in test/ (%v)", err)

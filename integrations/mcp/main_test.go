@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlockhq/airlock/internal/airlockbin"
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
@@ -35,7 +36,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	airlockBin = filepath.Join(dir, "airlock")
 	// Run journals and grants of the airlock processes these tests start
 	// (one is SIGKILLed on purpose) stay in the test's own state directory.
 	state := filepath.Join(dir, "state")
@@ -44,9 +44,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("XDG_STATE_HOME", state)
-	out, err := exec.Command("go", "build", "-o", airlockBin, "github.com/airlockhq/airlock/cmd/airlock").CombinedOutput()
+	airlockBin, err = airlockbin.Build(dir)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlockhq/airlock/internal/airlockbin"
 )
 
 // Real users are not root: the proxy as uid 65534 starts the downstream
@@ -20,7 +22,7 @@ func TestProxyUnprivileged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := newNobodyTree(t, "airlock-mcp-proxy-unpriv-", map[string]string{airlockBin: "airlock", self: "downstream"})
+	n := newNobodyTree(t, "airlock-mcp-proxy-unpriv-", map[string]string{airlockBin: "airlock", airlockbin.Server(airlockBin): "airlock-server", self: "downstream"})
 	ws := n.ws
 	policy(t, ws, livePolicy+`
 [[rule]]

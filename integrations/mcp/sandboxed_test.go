@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlockhq/airlock/internal/airlockbin"
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
@@ -46,15 +47,13 @@ func connectNobody(t *testing.T, setpriv string, el *elicitor, ws string) *sdk.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
-	bin, home := filepath.Join(root, "airlock"), filepath.Join(root, "home")
+	home := filepath.Join(root, "home")
 	if err := os.Chmod(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(airlockBin)
+	// airlock and the airlock-server it hands mcp to.
+	bin, err := airlockbin.CopyTo(airlockBin, root)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(home, 0o755); err != nil {

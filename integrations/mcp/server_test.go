@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/internal/airlockbin"
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
@@ -288,7 +289,7 @@ func TestServeSandboxConfinesApprovedCommand(t *testing.T) {
 // Real users are not root: airlock mcp serve as uid 65534 runs allowed
 // calls in the sandbox and still refuses what the profile denies.
 func TestServeUnprivileged(t *testing.T) {
-	n := newNobodyTree(t, "airlock-mcp-unpriv-", map[string]string{airlockBin: "airlock"})
+	n := newNobodyTree(t, "airlock-mcp-unpriv-", map[string]string{airlockBin: "airlock", airlockbin.Server(airlockBin): "airlock-server"})
 	root, ws := n.root, n.ws
 	policy(t, ws, serverPolicy)
 	n.own(t)

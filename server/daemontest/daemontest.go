@@ -1,7 +1,7 @@
 // Package daemontest runs real `airlock serve` processes for the tests
 // that need more than one daemon, or a daemon that dies: replicas sharing a
 // PostgreSQL database, restarts and SIGKILLs (the durability tests), and
-// the load benchmark (bench/daemon). It builds cmd/airlock, starts it on a
+// the load benchmark (bench/daemon). It builds cmd/airlock and cmd/airlock-server, starts airlock serve on a
 // free loopback port with its own HOME and state directories (so no policy
 // file of the machine's user leaks in), and talks to it over HTTP.
 //
@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/airlockhq/airlock/internal/airlockbin"
 	"github.com/airlockhq/airlock/internal/syncbuf"
 	"io"
 	"net/http"
@@ -28,14 +29,10 @@ import (
 	"time"
 )
 
-// Build compiles cmd/airlock into dir and returns the binary's path.
+// Build compiles airlock and airlock-server (which runs "airlock serve")
+// into dir and returns airlock's path.
 func Build(dir string) (string, error) {
-	bin := filepath.Join(dir, "airlock")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/airlockhq/airlock/cmd/airlock")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building airlock: %v\n%s", err, out)
-	}
-	return bin, nil
+	return airlockbin.Build(dir)
 }
 
 // Env is the environment for an airlock whose home, config and state are

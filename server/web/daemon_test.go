@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/airlockhq/airlock/internal/airlockbin"
 	"github.com/airlockhq/airlock/internal/syncbuf"
 	"net"
 	"net/http"
@@ -29,7 +30,8 @@ var (
 	buildErr   error
 )
 
-// airlock builds cmd/airlock once per test binary.
+// airlock builds cmd/airlock (and the cmd/airlock-server it hands serve
+// to) once per test binary.
 func airlock(t *testing.T) string {
 	t.Helper()
 	// A prebuilt binary, for a run that cannot build (another user's
@@ -43,11 +45,7 @@ func airlock(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		airlockBin = filepath.Join(dir, "airlock")
-		out, err := exec.Command("go", "build", "-o", airlockBin, "github.com/airlockhq/airlock/cmd/airlock").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		airlockBin, buildErr = airlockbin.Build(dir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

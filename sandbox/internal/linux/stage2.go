@@ -76,6 +76,7 @@ func Stage2() {
 	// the runtime's other threads can allocate after the rlimits below
 	// (a run under RLIMIT_AS died of "cannot allocate memory" there).
 	runtime.MemProfileRate = 0
+	sigs := catchSignals()
 	unix.CloseOnExec(errorFD)
 	// Before anything else, so no later step can forget one: descriptors
 	// the supervisor inherited from its own caller reach only this
@@ -186,7 +187,7 @@ func Stage2() {
 	}
 	// The command runs as the child of an init (init.go), prepared
 	// before the limits.
-	ini := prepareInit(cfg.StatusFD)
+	ini := prepareInit(sigs, cfg.StatusFD)
 	ini.ctty = cfg.PTY != nil
 	if cfg.PublishFD > 0 {
 		serveSockets(cfg.PublishFD)

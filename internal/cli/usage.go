@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -11,18 +11,18 @@ import (
 	"github.com/airlockhq/airlock/internal/visible"
 )
 
-// exitUsage is the status of a usage error in every command but the hook
+// ExitUsage is the status of a usage error in every command but the hook
 // (see exitBlock): 125, as airlock run's setup failures, so that it cannot
 // be mistaken for a sandboxed command's own 2.
-const exitUsage = 125
+const ExitUsage = 125
 
-// parseCommandFlags parses args with fs the way airlock's commands want it: asked
+// ParseCommandFlags parses args with fs the way airlock's commands want it: asked
 // for help (-h, --help) goes to stdout, spelt --flag, and ends the command
 // with status 0; a usage error is one line on stderr naming the flag and
 // what to write instead, with status usageExit and no dump of every flag
 // (which buries the one line that matters). ok is false when the command
 // must end with status code.
-func parseCommandFlags(fs *flag.FlagSet, args []string, help func(io.Writer), usageExit int, stdout, stderr io.Writer) (code int, ok bool) {
+func ParseCommandFlags(fs *flag.FlagSet, args []string, help func(io.Writer), usageExit int, stdout, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	err := fs.Parse(args)
@@ -31,7 +31,7 @@ func parseCommandFlags(fs *flag.FlagSet, args []string, help func(io.Writer), us
 		return 0, true
 	case errors.Is(err, flag.ErrHelp):
 		help(stdout)
-		printFlags(stdout, fs)
+		PrintFlags(stdout, fs)
 		return 0, false
 	}
 	fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), visible.Text(flagErrorLine(fs, err)))
@@ -120,9 +120,9 @@ func example(fs *flag.FlagSet, name string) string {
 
 func dashes(name string) string { return "--" + strings.TrimLeft(name, "-") }
 
-// printFlags lists fs's flags as PrintDefaults does, but spelt --flag, the
+// PrintFlags lists fs's flags as PrintDefaults does, but spelt --flag, the
 // way the documentation and the error lines spell them.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
+func PrintFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		v, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
@@ -137,10 +137,18 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	})
 }
 
-// buildVersion is the version line: the release (set with -ldflags
-// "-X main.version=...") and the commit the binary was built from, which
-// the Go toolchain records when it builds inside a git checkout.
-func buildVersion() string {
+// version is the release, set at build time with -ldflags
+// "-X github.com/airlockhq/airlock/internal/cli.version=...".
+var version = "dev"
+
+// Release is the release alone ("dev" unless the build set it), which
+// the MCP server and proxy announce.
+func Release() string { return version }
+
+// Version is the version line: the release and the commit the binary
+// was built from, which the Go toolchain records when it builds inside a
+// git checkout.
+func Version() string {
 	line := "airlock " + version
 	info, ok := debug.ReadBuildInfo()
 	if !ok {

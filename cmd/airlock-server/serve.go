@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/airlockhq/airlock/internal/cli"
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/provider"
 	"github.com/airlockhq/airlock/server"
@@ -74,7 +75,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	maxAgent := fs.Int("max-pending-agent", server.DefaultMaxPendingPerAgent, "at most `N` approvals pending at once per agent (more: 429)")
 	maxWS := fs.Int("max-pending-workspace", server.DefaultMaxPendingPerWorkspace, "at most `N` approvals pending at once per workspace (more: 429)")
 	help := func(w io.Writer) { fmt.Fprint(w, serveHelp) }
-	if code, ok := parseCommandFlags(fs, args, help, exitServeUsage, stdout, stderr); !ok {
+	if code, ok := cli.ParseCommandFlags(fs, args, help, exitServeUsage, stdout, stderr); !ok {
 		return code
 	}
 	if *maxAgent <= 0 || *maxWS <= 0 {
@@ -211,7 +212,7 @@ func loadServeCatalog(file string) (*provider.Catalog, error) {
 // servePolicy loads a workspace's policy as the Claude Code hook does
 // (workspace.Load with no overrides).
 func servePolicy(ws string) (server.Policy, error) {
-	p, err := workspacePolicy(ws)
+	p, err := cli.WorkspacePolicy(ws)
 	if err != nil {
 		return server.Policy{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/airlockhq/airlock/internal/cli"
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/server/store"
 )
@@ -66,7 +67,7 @@ func runServeAdmin(a serveAdmin, args []string, stdout, stderr io.Writer) int {
 	if argName != "" && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		arg, rest = rest[0], rest[1:]
 	}
-	if code, ok := parseCommandFlags(fs, rest, help, exitServeUsage, stdout, stderr); !ok {
+	if code, ok := cli.ParseCommandFlags(fs, rest, help, exitServeUsage, stdout, stderr); !ok {
 		return code
 	}
 	if argName != "" && arg == "" && fs.NArg() == 1 {

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/airlockhq/airlock/internal/cli"
 	"github.com/airlockhq/airlock/provider"
 )
 
@@ -55,7 +56,7 @@ assigned to --agent, a bad catalog, an unreachable provider); 125 for usage (one
 Flags:
 `)
 	}
-	if code, ok := parseCommandFlags(fs, args, help, exitUsage, stdout, stderr); !ok {
+	if code, ok := cli.ParseCommandFlags(fs, args, help, cli.ExitUsage, stdout, stderr); !ok {
 		return code
 	}
 	// Usage errors before the catalog: they are the command line's, and
@@ -64,10 +65,10 @@ Flags:
 	case *list:
 	case *name == "":
 		fmt.Fprintln(stderr, "airlock exec: no --sandbox given; 'airlock exec --list' shows the names you may use")
-		return exitUsage
+		return cli.ExitUsage
 	case (*code == "") == (fs.NArg() == 0):
 		fmt.Fprintln(stderr, "airlock exec: give either --code CODE or -- ARGV...")
-		return exitUsage
+		return cli.ExitUsage
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "airlock exec:", err)
@@ -101,7 +102,7 @@ Flags:
 		n, file, ok := strings.Cut(in, "=")
 		if !ok {
 			fmt.Fprintf(stderr, "airlock exec: --input %q: write NAME=FILE\n", in)
-			return exitUsage
+			return cli.ExitUsage
 		}
 		if req.Files[n], err = readRegular(file); err != nil {
 			return fail(fmt.Errorf("--input %s: %w", n, err))

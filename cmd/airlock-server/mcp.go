@@ -19,6 +19,7 @@ import (
 
 	"github.com/airlockhq/airlock/audit"
 	airlockmcp "github.com/airlockhq/airlock/integrations/mcp"
+	"github.com/airlockhq/airlock/internal/cli"
 	"github.com/airlockhq/airlock/internal/visible"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/sandbox"
@@ -54,20 +55,20 @@ An MCP client starts airlock like any stdio server. For example, in
 `
 
 func runMCP(args []string, stdout, stderr io.Writer) int {
-	return runGroup("mcp", mcpUsage, map[string]commandFunc{"serve": mcpServe, "proxy": mcpProxy}, args, stdout, stderr)
+	return cli.RunGroup("mcp", mcpUsage, map[string]cli.CommandFunc{"serve": mcpServe, "proxy": mcpProxy}, args, stdout, stderr)
 }
 
 // mcpFlags are the flags serve and proxy share: the profile, where rules
 // come from, and the audit log.
 type mcpFlags struct {
-	pf            profileFlags
+	pf            cli.ProfileFlags
 	managed, user string
 	noClaude      bool
 	auditPath     string
 }
 
 func (m *mcpFlags) register(fs *flag.FlagSet) {
-	m.pf.register(fs)
+	m.pf.Register(fs)
 	fs.StringVar(&m.managed, "managed", "", "the managed layer's rule `FILE` (default "+rules.DefaultManagedPath+"; - for none)")
 	fs.StringVar(&m.user, "user", "", "the user layer's rule `FILE` (default ~/.config/airlock/policy.toml; - for none)")
 	fs.BoolVar(&m.noClaude, "no-claude", false, "do not read .claude/settings.json and .claude/settings.local.json")
@@ -78,7 +79,7 @@ func (m *mcpFlags) register(fs *flag.FlagSet) {
 // log. For a long-lived server (the proxy's) the output and wall-time
 // budgets apply only when a flag sets them.
 func (m *mcpFlags) gate(longLived bool) (airlockmcp.Gate, error) {
-	o, err := m.pf.overrides()
+	o, err := m.pf.Overrides()
 	if err != nil {
 		return airlockmcp.Gate{}, err
 	}
@@ -107,7 +108,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 }
 
 func mcpServe(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("airlock mcp serve", `Usage: airlock mcp serve [--workspace DIR] [--http ADDR] [FLAGS]
+	fs := cli.NewFlagSet("airlock mcp serve", `Usage: airlock mcp serve [--workspace DIR] [--http ADDR] [FLAGS]
 
 Serves MCP on stdin and stdout (or streamable HTTP at ADDR with --http)
 with five tools:
@@ -141,12 +142,12 @@ Flags:
 	m.register(fs)
 	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR`, a loopback address (e.g. 127.0.0.1:7421), instead of stdio")
 	tokenFile := fs.String("token-file", "", "with --http, the `FILE` holding the bearer token clients must send (made, mode 0600, if missing; default "+airlockmcp.DefaultTokenPath()+")")
-	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
+	if code := cli.ParseFlags(fs, args, cli.ExitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "airlock mcp serve: takes no arguments")
-		return exitUsage
+		return cli.ExitUsage
 	}
 	g, err := m.gate(false)
 	if err != nil {
@@ -161,7 +162,7 @@ Flags:
 		fmt.Fprintln(stderr, "airlock mcp serve:", visible.Text(err.Error()))
 		return 1
 	}
-	srv, err := airlockmcp.NewServer(airlockmcp.ServerOptions{Gate: g, Executor: ex, Version: version})
+	srv, err := airlockmcp.NewServer(airlockmcp.ServerOptions{Gate: g, Executor: ex, Version: cli.Release()})
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock mcp serve:", visible.Text(err.Error()))
 		return 1
@@ -184,7 +185,7 @@ func serveHTTP(ctx context.Context, addr, tokenPath string, h http.Handler, work
 	if !loopbackAddr(addr) {
 		fmt.Fprintf(stderr, "airlock mcp serve: --http %s: listen on a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); "+
 			"the token is sent in clear text over plain HTTP, so the server is for this machine only\n", visible.Text(addr))
-		return exitUsage
+		return cli.ExitUsage
 	}
 	h, tokenPath, note, code := withToken(tokenPath, h, stderr)
 	if code >= 0 {
@@ -223,7 +224,7 @@ func loopbackAddr(addr string) bool {
 }
 
 func mcpProxy(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("airlock mcp proxy", `Usage: airlock mcp proxy [--name NAME] [--profile P] [--net ...] [FLAGS] -- CMD [ARGS...]
+	fs := cli.NewFlagSet("airlock mcp proxy", `Usage: airlock mcp proxy [--name NAME] [--profile P] [--net ...] [FLAGS] -- CMD [ARGS...]
 
 Starts the MCP server CMD inside the sandbox with its own profile (no
 network unless --net allows it), relays it live on stdin and stdout (tools,
@@ -257,13 +258,13 @@ Flags:
 	var m mcpFlags
 	m.register(fs)
 	name := fs.String("name", "", "the server's `NAME` in mcp__NAME__TOOL rules (default: CMD's base name)")
-	if code := parseFlags(fs, args, exitUsage, stdout, stderr); code >= 0 {
+	if code := cli.ParseFlags(fs, args, cli.ExitUsage, stdout, stderr); code >= 0 {
 		return code
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "airlock mcp proxy: no server command given; usage: airlock mcp proxy [FLAGS] -- CMD [ARGS...]")
-		return exitUsage
+		return cli.ExitUsage
 	}
 	if *name == "" {
 		*name = defaultServerName(argv[0])
@@ -284,7 +285,7 @@ Flags:
 	ctx, cancel := signalContext()
 	defer cancel()
 	p, err := airlockmcp.StartProxy(ctx, airlockmcp.ProxyOptions{
-		Gate: g, Name: *name, Executor: ex, Args: argv, Stderr: stderr, Version: version,
+		Gate: g, Name: *name, Executor: ex, Args: argv, Stderr: stderr, Version: cli.Release(),
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock mcp proxy:", visible.Text(err.Error()))

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ const minCPU = 0.01
 // a CPU budget below the kernel's minimum, a process budget too small
 // for any command that starts another, an empty --workspace (read as
 // "find one"), and --max-output 0 (read as the profile's budget).
-func budgetUsage(set map[string]bool, f *profileFlags) error {
+func budgetUsage(set map[string]bool, f *ProfileFlags) error {
 	if set["cpu"] && f.cpu > 0 && f.cpu < minCPU {
 		return fmt.Errorf("--cpu %s: below the kernel's smallest CPU budget, %g cores (1 ms per 100 ms); use %g or more, or leave --cpu out for none", strconv.FormatFloat(f.cpu, 'g', -1, 64), minCPU, minCPU)
 	}

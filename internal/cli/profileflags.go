@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -17,9 +17,9 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-// profileFlags are the flags that override a workspace's profile, shared
+// ProfileFlags are the flags that override a workspace's profile, shared
 // by run, doctor and mcp.
-type profileFlags struct {
+type ProfileFlags struct {
 	profile    string
 	workspace  string
 	read       listFlag
@@ -37,11 +37,15 @@ type profileFlags struct {
 	readOnlyWS bool
 	forceWS    bool
 
-	// beforeWorkspaceFile is workspace.Overrides.BeforeProfileFile.
-	beforeWorkspaceFile func(ws string) error
+	// BeforeWorkspaceFile is workspace.Overrides.BeforeProfileFile.
+	BeforeWorkspaceFile func(ws string) error
 }
 
-func (f *profileFlags) register(fs *flag.FlagSet) {
+// AsksMemory reports whether --memory was given a value.
+func (f *ProfileFlags) AsksMemory() bool { return f.memory != "" }
+
+// Register defines the flags on fs.
+func (f *ProfileFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.profile, "profile", "", "preset name ("+strings.Join(profile.PresetNames(), ", ")+") or profile TOML file; default: workspace")
 	fs.StringVar(&f.workspace, "workspace", "", "project directory the command may read and write (default: the nearest directory from the current one upwards, below $HOME, with .airlock/ or .git, else the current directory)")
 	fs.Var(&f.read, "allow-read", "extra `PATH` the command may read (repeatable)")
@@ -62,11 +66,11 @@ func (f *profileFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.forceWS, "force-workspace", false, "accept a workspace that is your home directory or an ancestor of it, a system directory (/etc, /usr, /var, ...) or a shared root (/home, /tmp, ...); the host's /proc, /sys and /dev are refused even so")
 }
 
-// overrides turns the flags into the workspace's Overrides: the
+// Overrides turns the flags into the workspace's Overrides: the
 // workspace, the --profile preset or file, and the flags' own layer,
 // which workspace.Load applies over every profile file.
-func (f *profileFlags) overrides() (workspace.Overrides, error) {
-	o := workspace.Overrides{Workspace: f.workspace, Profile: f.profile, BeforeProfileFile: f.beforeWorkspaceFile}
+func (f *ProfileFlags) Overrides() (workspace.Overrides, error) {
+	o := workspace.Overrides{Workspace: f.workspace, Profile: f.profile, BeforeProfileFile: f.BeforeWorkspaceFile}
 	over := &o.Layer
 	over.Filesystem.Read = f.read
 	over.Filesystem.Write = f.write
@@ -109,19 +113,19 @@ func (f *profileFlags) overrides() (workspace.Overrides, error) {
 	return o, nil
 }
 
-// load loads the policy of the workspace the flags name (workspace.Load
+// Load loads the policy of the workspace the flags name (workspace.Load
 // from the current directory).
-func (f *profileFlags) load() (*workspace.Policy, error) {
-	o, err := f.overrides()
+func (f *ProfileFlags) Load() (*workspace.Policy, error) {
+	o, err := f.Overrides()
 	if err != nil {
 		return nil, err
 	}
 	return workspace.Load("", o)
 }
 
-// build is load's profile.
-func (f *profileFlags) build() (*profile.Profile, error) {
-	pol, err := f.load()
+// Build is Load's profile.
+func (f *ProfileFlags) Build() (*profile.Profile, error) {
+	pol, err := f.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -137,4 +141,11 @@ func sizeFlag(name, v string) (profile.Size, error) {
 		return 0, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, nil
+}
+
+// WorkspacePolicy is what applies in workspace ws with no overrides:
+// what "airlock run --workspace WS" loads too, so the fingerprint a
+// sandbox grant is bound to is the one the run will have.
+func WorkspacePolicy(ws string) (*workspace.Policy, error) {
+	return workspace.Load(ws, workspace.Overrides{Workspace: ws})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	airlockmcp "github.com/airlockhq/airlock/integrations/mcp"
+	"github.com/airlockhq/airlock/internal/cli"
 )
 
 // withToken puts h behind the bearer token of the file at path (the
@@ -18,7 +19,7 @@ func withToken(path string, h http.Handler, stderr io.Writer) (_ http.Handler, _
 	}
 	if path == "" {
 		fmt.Fprintln(stderr, "airlock mcp serve: no place for the bearer token (no home directory); name one with --token-file FILE")
-		return nil, "", "", exitUsage
+		return nil, "", "", cli.ExitUsage
 	}
 	token, created, err := airlockmcp.LoadOrCreateToken(path)
 	if err != nil {

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Per-phase medians of `airlock run -- /bin/true` from perf script output
+(bench/runphases.sh records it). Each phase ends at a syscall or exit the
+kernel sees: a phase's time is from the previous phase's event to its own.
+The events are what the code does today (stage2.go, idmap.go,
+placeholders.go, guardproxy.go); a phase whose event is missing in a run
+is left out of that run."""
+import re
+import statistics
+import sys
+
+AT_FDCWD = "dfd: 0xffffffffffffff9c"
+LINE = re.compile(r"\s*(\S+)\s+(\d+)/(\d+)\s+([\d.]+):\s+(\S+):\s*(.*)")
+PHASES = [
+    ("main", "supervisor: exec → main (Go runtime, package inits)"),
+    ("holder", "… → fork of the id-map holder (flags, profile, probe)"),
+    ("ph0", "… → first placeholder (id-map holder, plan)"),
+    ("ph1", "placeholders (mkdir at the workspace top)"),
+    ("nsclone", "… → clone with the namespaces"),
+    ("hexec", "clone → exec of the stage-2 helper"),
+    ("hmain", "helper: exec → stage 2 (Go runtime, inits)"),
+    ("pivot", "helper: config, cgroup, mount view → pivot_root"),
+    ("fan", "… → supervisor marks the deny watch"),
+    ("ll", "… → Landlock"),
+    ("proxyfork", "… → fork of the guard proxy"),
+    ("listener", "… → notifier installed"),
+    ("cmdfork", "… → fork of the command"),
+    ("cmdexit", "the command runs and exits"),
+    ("un0", "… → first end-of-run removal (counters, checks)"),
+    ("end", "… → supervisor exit (placeholders, cgroups removed)"),
+]
+
+
+def runs(path):
+    cur = None
+    for line in open(path):
+        m = LINE.match(line)
+        if not m:
+            continue
+        comm, pid, _tid, t, name, rest = m.groups()
+        pid, t, name = int(pid), float(t) * 1000, name.split(":")[-1]
+        if comm == "sh" and name == "sys_enter_execve":
+            if cur:
+                yield cur
+            cur = {"t0": t, "sup": pid, "ph": [], "un": [], "hclones": []}
+            continue
+        if cur is None:
+            continue
+        if pid == cur["sup"]:
+            if name == "sys_enter_close_range":
+                cur.setdefault("main", t)
+            elif name == "sys_enter_clone" and "0x10000011" in rest:
+                cur.setdefault("holder", t)
+            elif name == "sys_enter_clone" and "0x7c021011" in rest:
+                cur["nsclone"] = t
+            elif name == "sys_enter_mkdirat" and AT_FDCWD not in rest and "nsclone" not in cur:
+                cur["ph"].append(t)
+            elif name == "sys_enter_fanotify_init" and "0x00000017" in rest:
+                cur["fan"] = t
+            elif name == "sys_enter_unlinkat" and "cmdexit" in cur:
+                cur["un"].append(t)
+            elif name == "sys_enter_exit_group":
+                cur["end"] = t
+        elif name == "sys_enter_execve" and "nsclone" in cur and "hexec" not in cur:
+            cur["hexec"], cur["hpid"] = t, pid
+        if pid == cur.get("hpid"):
+            if name == "sys_enter_close_range":
+                cur.setdefault("hmain", t)
+            elif name == "sys_enter_pivot_root":
+                cur["pivot"] = t
+            elif name == "sys_enter_landlock_restrict_self":
+                cur["ll"] = t
+            elif name == "sys_enter_seccomp" and "flags: 0x00000039" in rest:
+                cur["listener"] = t
+            elif name == "sys_enter_clone" and "0x00004111" in rest:
+                cur["hclones"].append(t)
+        if comm == "true" and name == "sched_process_exit":
+            cur["cmdexit"] = t
+    if cur:
+        yield cur
+
+
+def main():
+    per = {k: [] for k, _ in PHASES}
+    totals = []
+    for r in runs(sys.argv[1]):
+        if "end" not in r or "hexec" not in r:
+            continue
+        if r["ph"]:
+            r["ph0"], r["ph1"] = r["ph"][0], r["ph"][-1]
+        if len(r["hclones"]) > 1:
+            r["proxyfork"] = r["hclones"][0]
+        if r["hclones"]:
+            r["cmdfork"] = r["hclones"][-1]
+        if r["un"]:
+            r["un0"] = r["un"][0]
+        prev = r["t0"]
+        for k, _ in PHASES:
+            if k in r:
+                per[k].append(r[k] - prev)
+                prev = r[k]
+        totals.append(r["end"] - r["t0"])
+    if not totals:
+        sys.exit("runphases.py: no complete run in the trace")
+    print(f"{len(totals)} runs, median exec → exit {statistics.median(totals):.2f} ms")
+    for k, label in PHASES:
+        if per[k]:
+            print(f"  {label:58s} {statistics.median(per[k]):6.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
