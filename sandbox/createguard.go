@@ -222,7 +222,7 @@ func (b *connectBroker) answerCreate(n *seccompNotif) {
 
 func refusalReason(op uint32) string {
 	if op == linux.GuardChmod || op == linux.GuardChown {
-		return "the mode and owner of a writable tree are held for the run; not changed"
+		return "the mode and owner of a writable tree, and of a file hard-linked before the run (whose mode says whether it is a secret), are held for the run; not changed"
 	}
 	return "protected name: host git would read it (a new .git, a HEAD outside the repositories there at the start, which would make a git directory of any name, a git directory's config or hooks, or a path a repository's config names that was absent at the start); not created"
 }

@@ -261,16 +261,19 @@ func denyNewFilesStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 // match inside its mounts, or it has masks, and this supervisor can
 // answer permission events (else the Report says so).
 func (p *Process) wantsDenyWatch() bool {
-	return (p.plan.denyWatch != nil || len(maskTargets(p.plan.config.Mounts)) > 0) && p.e.host.FanotifyPerm
+	return (p.plan.denyWatch != nil || p.plan.links != nil || len(maskTargets(p.plan.config.Mounts)) > 0) && p.e.host.FanotifyPerm
 }
 
 // denyWatchConfig tells the helper which descriptor (its fd) the hand-off
 // socket is, which roots to hand over (none without a deny watch plan)
 // and where the masks are.
-func denyWatchConfig(fd int, pl *denyWatchPlan, mounts []linux.Mount) *linux.DenyWatchConfig {
+func denyWatchConfig(fd int, pl *denyWatchPlan, links *linkCheck, mounts []linux.Mount) *linux.DenyWatchConfig {
 	c := &linux.DenyWatchConfig{Masks: maskTargets(mounts), FD: fd}
 	if pl != nil {
 		c.Roots = pl.rootPaths()
+	}
+	if links != nil {
+		c.Links = []string{links.workspace}
 	}
 	return c
 }
@@ -295,7 +298,9 @@ func (p *Process) startDenyWatch(h *guard.Handoff) error {
 	}
 	// An unlimited queue: on overflow the kernel would drop permission
 	// events, which means allowing them.
-	fan, err := unix.FanotifyInit(unix.FAN_CLASS_CONTENT|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK|unix.FAN_UNLIMITED_QUEUE,
+	// FAN_REPORT_TID: the hard-link check reads the opening thread's
+	// registers (linkwatch.go).
+	fan, err := unix.FanotifyInit(unix.FAN_CLASS_CONTENT|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK|unix.FAN_UNLIMITED_QUEUE|unix.FAN_REPORT_TID,
 		// O_NONBLOCK: the event's descriptor must not wait for a FIFO's
 		// writer (the writer is the opener waiting for the answer).
 		unix.O_RDONLY|unix.O_NONBLOCK|unix.O_LARGEFILE|unix.O_CLOEXEC)
@@ -303,9 +308,14 @@ func (p *Process) startDenyWatch(h *guard.Handoff) error {
 		return fmt.Errorf("fanotify_init: %w", err)
 	}
 	for _, m := range mounts {
-		// "." on the O_PATH descriptor: fanotify_mark without a path
-		// refuses O_PATH descriptors.
-		if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, unix.FAN_OPEN_PERM|unix.FAN_ONDIR, m, "."); err != nil {
+		// "." on a directory's O_PATH descriptor: fanotify_mark without
+		// a path refuses O_PATH descriptors. A file mount's (for the
+		// hard-link check) is an open file.
+		path := "."
+		if fl, err := unix.FcntlInt(uintptr(m), unix.F_GETFL, 0); err == nil && fl&unix.O_PATH == 0 {
+			path = ""
+		}
+		if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, unix.FAN_OPEN_PERM|unix.FAN_ONDIR, m, path); err != nil {
 			unix.Close(fan)
 			return fmt.Errorf("fanotify_mark: %w", err)
 		}
@@ -322,6 +332,7 @@ func (p *Process) startDenyWatch(h *guard.Handoff) error {
 		done:  make(chan struct{}),
 		seen:  map[string]bool{},
 		note:  p.noteRefusal,
+		links: p.plan.links,
 	}
 	if p.plan.denyWatch != nil {
 		w.globs = p.plan.denyWatch.globs
@@ -374,6 +385,9 @@ type denyWatch struct {
 	// glob, to say which one a masked path matches.
 	masks map[fileID]bool
 	deny  []denyGlob
+	// links is the run's hard-link check, when the supervisor makes it
+	// (linkwatch.go).
+	links *linkCheck
 	done  chan struct{}
 	// note says a new denial on the run's stderr as it happens.
 	note func(Denial)
@@ -406,16 +420,17 @@ func (w *denyWatch) serve() {
 				break
 			}
 			if m.Fd >= 0 {
-				w.answer(int(m.Fd))
+				w.answer(int(m.Fd), int(m.Pid))
 			}
 			off += int(m.Event_len)
 		}
 	}
 }
 
-// answer decides one open by the path of the file being opened, as the
-// sandbox's view names it, and closes the event's descriptor.
-func (w *denyWatch) answer(fd int) {
+// answer decides one open by thread tid by the path of the file being
+// opened, as the sandbox's view names it, and by its inode (the hard-link
+// check), and closes the event's descriptor.
+func (w *denyWatch) answer(fd, tid int) {
 	var buf [unix.PathMax]byte
 	path, reason := "?", "open refused: its path could not be read"
 	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
@@ -430,6 +445,8 @@ func (w *denyWatch) answer(fd int) {
 		path, reason = string(buf[:n]), ""
 		if g := w.deniedBy(path); g != "" {
 			reason = "open refused: matches deny " + g + " (not there when the run started)"
+		} else {
+			reason = w.links.refusal(fd, tid, path)
 		}
 	}
 	// Closed before the answer: the kernel finds the event by the

@@ -38,10 +38,14 @@ type plan struct {
 	// linksMasked counts the shared hard links masked past
 	// maxSharedLinks (mask.go).
 	linksMasked int
+	// links, when set, is the hard-link check the supervisor makes at
+	// each open in the workspace instead of masks (linkwatch.go).
+	links *linkCheck
 }
 
-// compile turns the profile and cmd into the stage-2 Config.
-func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
+// compile turns the profile and cmd into the stage-2 Config; o says what
+// the supervisor checks at the call, which the masks need not cover.
+func compile(p *profile.Profile, cmd Cmd, o maskOptions) (*plan, error) {
 	s := p.Spec()
 	ws := s.Workspace
 	home := sandboxHome(s)
@@ -84,7 +88,7 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 	// directories, pinned) in the view; the rest is checked at the end.
 	prot := planProtection(s)
 	mounts := append(binds, protectMounts(prot)...)
-	masks, shared, overflow, err := maskedPaths(p)
+	masks, shared, overflow, err := maskedPaths(p, o)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +130,11 @@ func compile(p *profile.Profile, cmd Cmd) (*plan, error) {
 		// any source tree or build artefact, or at the write budget.
 		{Resource: unix.RLIMIT_FSIZE, Value: fileSizeLimit(s.Budgets.MaxWrite)},
 	}
-	return &plan{home: home, protect: prot, linksMasked: overflow, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
+	var links *linkCheck
+	if o.linksAtOpen {
+		links = newLinkCheck(ws)
+	}
+	return &plan{home: home, protect: prot, linksMasked: overflow, links: links, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
 		Argv:     append([]string(nil), cmd.Args...),
 		Env:      env,
 		Dir:      dir,

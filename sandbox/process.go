@@ -95,7 +95,7 @@ type Process struct {
 
 func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
 	begin := time.Now()
-	pl, err := compile(e.profile, cmd)
+	pl, err := compile(e.profile, cmd, e.maskOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,10 @@ type DenyWatchConfig struct {
 	// when set, masks are readable and their inodes are handed over
 	// first.
 	Masks []string `json:"masks,omitempty"`
+	// Links are the paths of the view whose mounts, file mounts too (a
+	// protected file bound over itself), the supervisor checks for hard
+	// links at each open (the workspace).
+	Links []string `json:"links,omitempty"`
 	// FD is the inherited unix socket the helper sends O_PATH descriptors
 	// of the mounts over (SCM_RIGHTS) and then reads one byte from, once
 	// the supervisor has marked them.
@@ -48,7 +52,7 @@ func handOverDenyMounts(c *DenyWatchConfig) error {
 	if err := handOverMasks(c); err != nil {
 		return err
 	}
-	fds, err := mountsBeneath(c.Roots)
+	fds, err := mountsBeneath(c.Roots, c.Links)
 	defer func() {
 		for _, fd := range fds {
 			unix.Close(fd)
@@ -87,12 +91,13 @@ func handOverDenyMounts(c *DenyWatchConfig) error {
 }
 
 // mountsBeneath opens every directory mount of this mount namespace whose
-// mount point is at or beneath one of roots, once per mount. A mount that
+// mount point is at or beneath one of roots, and every mount at or
+// beneath one of files, once per mount. A mount that
 // another mount hides is reached by nobody and needs no mark; opening its
 // mount point lands on the one on top, which is the one to mark. A mount
 // point that cannot be opened fails the step: an unmarked mount would be
 // an unwatched one.
-func mountsBeneath(roots []string) ([]int, error) {
+func mountsBeneath(roots, files []string) ([]int, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
@@ -113,7 +118,8 @@ func mountsBeneath(roots []string) ([]int, error) {
 			continue
 		}
 		mp := unescapeMountinfo(fields[4])
-		if !beneathAny(roots, mp) {
+		file := beneathAny(files, mp)
+		if !file && !beneathAny(roots, mp) {
 			continue
 		}
 		fd, err := unix.Openat2(unix.AT_FDCWD, mp, &unix.OpenHow{
@@ -129,12 +135,25 @@ func mountsBeneath(roots []string) ([]int, error) {
 			return fds, fmt.Errorf("statx mount %s: %w", mp, err)
 		}
 		// Only a directory can gain entries; a file mount (a protected
-		// file, a mask) always shows the same inode, and a directory
-		// mask is an empty directory of the read-only root.
+		// file, a mask) always shows the same inode, which only the
+		// hard-link check looks at, and a mask is of the read-only root.
 		mask := st.Dev_major == root.Dev_major && st.Dev_minor == root.Dev_minor
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR || mask || seen[st.Mnt_id] {
+		typ := st.Mode & unix.S_IFMT
+		if (typ != unix.S_IFDIR && (!file || typ != unix.S_IFREG)) || mask || seen[st.Mnt_id] {
 			unix.Close(fd)
 			continue
+		}
+		if typ == unix.S_IFREG {
+			// fanotify_mark takes no O_PATH descriptor of a file (a
+			// directory's is marked through "."): a readable one.
+			unix.Close(fd)
+			fd, err = unix.Openat2(unix.AT_FDCWD, mp, &unix.OpenHow{
+				Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+				Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+			})
+			if err != nil {
+				return fds, fmt.Errorf("open file mount %s for the hard-link check: %w", mp, err)
+			}
 		}
 		seen[st.Mnt_id] = true
 		fds = append(fds, fd)

@@ -93,6 +93,8 @@ type guardProxy struct {
 	gitDirs         map[[2]uint64]bool
 	names           map[string]bool
 	globs           []string
+	// linksBornBefore is GuardConfig.LinksBornBefore.
+	linksBornBefore int64
 }
 
 // runGuardProxy is the proxy's main; it never returns.
@@ -134,6 +136,7 @@ func runGuardProxy() {
 		p.private[d] = true
 	}
 	p.globs = cfg.Globs
+	p.linksBornBefore = cfg.LinksBornBefore
 	p.receive()
 }
 
@@ -371,7 +374,7 @@ func (w *walker) attr(r *GuardRequest, dir1 int) GuardAnswer {
 	if err := unix.Fstat(obj, &st); err != nil {
 		return GuardAnswer{Errno: errnoOf(err)}
 	}
-	if w.p.roots[[2]uint64{st.Dev, st.Ino}] {
+	if w.p.roots[[2]uint64{st.Dev, st.Ino}] || w.p.heldLink(obj) {
 		return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: r.Path1}
 	}
 	var err error
@@ -388,6 +391,23 @@ func (w *walker) attr(r *GuardRequest, dir1 int) GuardAnswer {
 		err = chmodPath(obj, r.Mode)
 	}
 	return GuardAnswer{Errno: errnoOf(err)}
+}
+
+// heldLink reports whether obj is a file whose mode and owner are held
+// for the supervisor's hard-link check: a regular file with more than
+// one link, born before the run (or of unknown birth).
+func (p *guardProxy) heldLink(obj int) bool {
+	if p.linksBornBefore == 0 {
+		return false
+	}
+	var st unix.Statx_t
+	if err := unix.Statx(obj, "", unix.AT_EMPTY_PATH, unix.STATX_TYPE|unix.STATX_NLINK|unix.STATX_BTIME, &st); err != nil {
+		return true
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink <= 1 {
+		return false
+	}
+	return st.Mask&unix.STATX_BTIME == 0 || st.Btime.Sec*1e9+int64(st.Btime.Nsec) < p.linksBornBefore
 }
 
 // chmodPath changes the mode of the inode the O_PATH descriptor obj

@@ -44,8 +44,13 @@ type GuardConfig struct {
 	GitDirs [][2]uint64 `json:"git_dirs,omitempty"`
 	// Names may not be made anywhere the host can see (the profile's
 	// **/NAME entries: sub/.vscode, sub/.envrc), like .git.
-	Names   []string `json:"names,omitempty"`
-	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	Names []string `json:"names,omitempty"`
+	// LinksBornBefore, when not 0, is the start of the run (Unix ns): a
+	// regular file with more than one link born before it (or of unknown
+	// birth) may not change mode or owner, since the supervisor judges
+	// at open whether such a file is a secret by its mode.
+	LinksBornBefore int64    `json:"links_born_before,omitempty"`
+	Rlimits         []Rlimit `json:"rlimits,omitempty"`
 }
 
 // GuardName is the entry Name in the directory Dir (device, inode).
