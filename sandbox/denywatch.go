@@ -287,9 +287,9 @@ var errDenyHelperGone = fmt.Errorf("the mounts: %w", guard.ErrHelperGone)
 // the hand-off either way, so a helper still waiting fails its step.
 func (p *Process) startDenyWatch(h *guard.Handoff) error {
 	defer h.Parent.Close()
-	masks, mounts, err := receiveMounts(h.Parent)
+	masks, mounts, links, err := receiveMounts(h.Parent)
 	defer func() {
-		for _, fd := range append(masks, mounts...) {
+		for _, fd := range append(append(masks, mounts...), links...) {
 			unix.Close(fd)
 		}
 	}()
@@ -307,18 +307,15 @@ func (p *Process) startDenyWatch(h *guard.Handoff) error {
 	if err != nil {
 		return fmt.Errorf("fanotify_init: %w", err)
 	}
-	for _, m := range mounts {
-		// "." on a directory's O_PATH descriptor: fanotify_mark without
-		// a path refuses O_PATH descriptors. A file mount's (for the
-		// hard-link check) is an open file.
-		path := "."
-		if fl, err := unix.FcntlInt(uintptr(m), unix.F_GETFL, 0); err == nil && fl&unix.O_PATH == 0 {
-			path = ""
-		}
-		if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, unix.FAN_OPEN_PERM|unix.FAN_ONDIR, m, path); err != nil {
-			unix.Close(fan)
-			return fmt.Errorf("fanotify_mark: %w", err)
-		}
+	if err := markMounts(fan, mounts, unix.FAN_OPEN_PERM|unix.FAN_ONDIR); err != nil {
+		unix.Close(fan)
+		return err
+	}
+	// The hard-link check's own mounts: only files are judged, so
+	// listing a directory there needs no answer.
+	if err := markMounts(fan, links, unix.FAN_OPEN_PERM); err != nil {
+		unix.Close(fan)
+		return err
 	}
 	maskInodes, err := markMasks(fan, masks)
 	if err != nil {
@@ -345,24 +342,44 @@ func (p *Process) startDenyWatch(h *guard.Handoff) error {
 	return nil
 }
 
+// markMounts puts a mount mark for mask on each descriptor: "." on a
+// directory's O_PATH descriptor (fanotify_mark without a path refuses
+// O_PATH descriptors), none on a file mount's, which is an open file.
+func markMounts(fan int, fds []int, mask uint64) error {
+	for _, m := range fds {
+		path := "."
+		if fl, err := unix.FcntlInt(uintptr(m), unix.F_GETFL, 0); err == nil && fl&unix.O_PATH == 0 {
+			path = ""
+		}
+		if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, mask, m, path); err != nil {
+			return fmt.Errorf("fanotify_mark: %w", err)
+		}
+	}
+	return nil
+}
+
 // receiveMounts reads the helper's messages until the last one (its byte
 // is 0) and returns the descriptors they carried: the mask inodes (the
-// message tagged linux.MaskTag) and the mounts.
-func receiveMounts(sock *os.File) (masks, mounts []int, err error) {
+// message tagged linux.MaskTag), the mounts, and the mounts only the
+// hard-link check watches (linux.LinkTag).
+func receiveMounts(sock *os.File) (masks, mounts, links []int, err error) {
 	for {
 		tag, got, closed, err := guard.RecvRights(sock, linux.MountsPerMessage)
-		if tag == linux.MaskTag {
+		switch tag {
+		case linux.MaskTag:
 			masks = append(masks, got...)
-		} else {
+		case linux.LinkTag:
+			links = append(links, got...)
+		default:
 			mounts = append(mounts, got...)
 		}
 		switch {
 		case err != nil:
-			return masks, mounts, fmt.Errorf("receive the sandbox's mounts: %w", err)
+			return masks, mounts, links, fmt.Errorf("receive the sandbox's mounts: %w", err)
 		case closed:
-			return masks, mounts, errDenyHelperGone
+			return masks, mounts, links, errDenyHelperGone
 		case tag == 0:
-			return masks, mounts, nil
+			return masks, mounts, links, nil
 		}
 	}
 }
