@@ -56,7 +56,8 @@ func TestAttackLocalClone(t *testing.T) {
 	}
 	// The attack: make the shared pack writable, append to it, truncate it.
 	o = sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh(`cd clone
-for f in .git/objects/pack/*.pack; do chmod u+w "$f" 2>/dev/null; echo tampered >> "$f" 2>/dev/null && echo WROTE-PACK; : > "$f" 2>/dev/null && echo TRUNCATED-PACK; done; true`)})
+for f in .git/objects/pack/*.pack; do chmod u+w "$f" 2>/dev/null; echo tampered >> "$f" 2>/dev/null && echo WROTE-PACK; : > "$f" 2>/dev/null && echo TRUNCATED-PACK
+python3 -c 'import os, sys; os.truncate(sys.argv[1], 0); print("TRUNCATED-PACK")' "$f" 2>/dev/null; done; true`)})
 	if strings.Contains(o.Stdout, "WROTE-PACK") || strings.Contains(o.Stdout, "TRUNCATED-PACK") {
 		t.Errorf("ATTACK SUCCEEDED: the sandbox wrote a pack file it shares with the source repository\n%s", o)
 	}

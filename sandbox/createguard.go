@@ -144,6 +144,9 @@ func shapeOf(name string) (callShape, bool) {
 		s.op, s.dir1, s.path1, s.uid, s.gid, s.flags = linux.GuardChown, 0, 1, 2, 3, 4
 	case "fchown":
 		s.op, s.dir1, s.uid, s.gid, s.onFD = linux.GuardChown, 0, 1, 2, true
+	case "truncate":
+		// The length rides in the device field (64 bits).
+		s.op, s.path1, s.dev = linux.GuardTruncate, 0, 1
 	default:
 		return s, false
 	}

@@ -61,14 +61,15 @@ type GuardName struct {
 
 // Guard operations.
 const (
-	GuardMkdir   = 1 + iota // Dir1/Path1, Mode
-	GuardMknod              // Dir1/Path1, Mode, Dev
-	GuardSymlink            // Path1 is the link's text; Dir2/Path2 the new name
-	GuardLink               // Dir1/Path1 to Dir2/Path2, Flags (AT_SYMLINK_FOLLOW, AT_EMPTY_PATH)
-	GuardRename             // Dir1/Path1 to Dir2/Path2, Flags (RENAME_*)
-	GuardOpen               // Dir1/Path1, Flags (with O_CREAT), Mode; answers a descriptor
-	GuardChmod              // Dir1/Path1 (Dir1 itself with AT_EMPTY_PATH), Mode, Flags
-	GuardChown              // Dir1/Path1 (Dir1 itself with AT_EMPTY_PATH), UID, GID, Flags
+	GuardMkdir    = 1 + iota // Dir1/Path1, Mode
+	GuardMknod               // Dir1/Path1, Mode, Dev
+	GuardSymlink             // Path1 is the link's text; Dir2/Path2 the new name
+	GuardLink                // Dir1/Path1 to Dir2/Path2, Flags (AT_SYMLINK_FOLLOW, AT_EMPTY_PATH)
+	GuardRename              // Dir1/Path1 to Dir2/Path2, Flags (RENAME_*)
+	GuardOpen                // Dir1/Path1, Flags (with O_CREAT), Mode; answers a descriptor
+	GuardChmod               // Dir1/Path1 (Dir1 itself with AT_EMPTY_PATH), Mode, Flags
+	GuardChown               // Dir1/Path1 (Dir1 itself with AT_EMPTY_PATH), UID, GID, Flags
+	GuardTruncate            // Dir1/Path1, Dev is the length
 )
 
 // Request header flags: which directory descriptors follow the answer
@@ -133,7 +134,7 @@ func UnmarshalGuardRequest(b []byte) (*GuardRequest, error) {
 	if n1 > GuardMaxPath || n2 > GuardMaxPath || uint64(len(b)) != guardHeaderLen+n1+n2 {
 		return nil, errors.New("bad path lengths")
 	}
-	if r.Op < GuardMkdir || r.Op > GuardChown || r.Dirs&^(GuardHasDir1|GuardHasDir2|GuardOnFD) != 0 {
+	if r.Op < GuardMkdir || r.Op > GuardTruncate || r.Dirs&^(GuardHasDir1|GuardHasDir2|GuardOnFD) != 0 {
 		return nil, errors.New("bad operation")
 	}
 	r.Path1 = b[guardHeaderLen : guardHeaderLen+n1]

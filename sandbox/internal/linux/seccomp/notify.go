@@ -36,6 +36,7 @@ var CreateGuarded = []string{
 	"link", "linkat", "rename", "renameat", "renameat2", "creat",
 	"chmod", "fchmod", "fchmodat", "fchmodat2",
 	"chown", "lchown", "fchown", "fchownat",
+	"truncate",
 }
 
 // oCreat is O_CREAT on both architectures. O_TMPFILE makes no name (a

@@ -106,6 +106,7 @@ var sysnums = []sysnum{
 	{"symlink", 88, absent},
 	{"symlinkat", 266, 36},
 	{"syslog", 103, 116},
+	{"truncate", 76, 45},
 	{"umount2", 166, 39},
 	{"unshare", 272, 97},
 	{"uselib", 134, absent},

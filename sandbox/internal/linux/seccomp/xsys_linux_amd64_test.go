@@ -92,6 +92,7 @@ var xsysNumbers = map[string]uintptr{
 	"swapoff":           unix.SYS_SWAPOFF,
 	"swapon":            unix.SYS_SWAPON,
 	"syslog":            unix.SYS_SYSLOG,
+	"truncate":          unix.SYS_TRUNCATE,
 	"umount2":           unix.SYS_UMOUNT2,
 	"unshare":           unix.SYS_UNSHARE,
 	"uselib":            unix.SYS_USELIB,

@@ -79,6 +79,7 @@ var xsysNumbers = map[string]uintptr{
 	"swapoff":           unix.SYS_SWAPOFF,
 	"swapon":            unix.SYS_SWAPON,
 	"syslog":            unix.SYS_SYSLOG,
+	"truncate":          unix.SYS_TRUNCATE,
 	"umount2":           unix.SYS_UMOUNT2,
 	"unshare":           unix.SYS_UNSHARE,
 	"userfaultfd":       unix.SYS_USERFAULTFD,
