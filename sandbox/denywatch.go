@@ -324,6 +324,7 @@ func (p *Process) startDenyWatch(h *guard.Handoff) error {
 	}
 	w := &denyWatch{
 		fan:   os.NewFile(uintptr(fan), "fanotify"),
+		fanFD: fan,
 		masks: maskInodes,
 		deny:  resolvedGlobs(p.e.profile.Spec().Filesystem.Deny),
 		done:  make(chan struct{}),
@@ -409,6 +410,13 @@ type denyWatch struct {
 	// note says a new denial on the run's stderr as it happens.
 	note func(Denial)
 
+	// fanFD is fan's descriptor, for marks (Fd would make fan
+	// blocking, and Close could no longer end a pending Read).
+	fanFD int
+	// settled counts the inodes given an ignore mark (linkwatch.go);
+	// only serve touches it.
+	settled int
+
 	mu      sync.Mutex
 	denials []Denial
 	seen    map[string]bool
@@ -463,7 +471,16 @@ func (w *denyWatch) answer(fd, tid int) {
 		if g := w.deniedBy(path); g != "" {
 			reason = "open refused: matches deny " + g + " (not there when the run started)"
 		} else {
-			reason = w.links.refusal(fd, tid, path)
+			var settled bool
+			reason, settled = w.links.refusal(fd, tid, path)
+			if settled && len(w.globs) == 0 && w.settled < maxSettled {
+				// The mark is on the inode, in this group only: host
+				// opens of it never reach the group (it has no mark on
+				// their mounts). A failed mark costs only round trips.
+				if unix.FanotifyMark(w.fanFD, unix.FAN_MARK_ADD|unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORED_SURV_MODIFY, unix.FAN_OPEN_PERM, fd, "") == nil {
+					w.settled++
+				}
+			}
 		}
 	}
 	// Closed before the answer: the kernel finds the event by the

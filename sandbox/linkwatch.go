@@ -39,6 +39,12 @@ import (
 // hold the flags (openat2, whose flags are in memory, is ENOSYS in every
 // sandbox; an open of an unknown kind counts as a write).
 //
+// An open costs a round trip to the supervisor. Where no path-based deny
+// glob is watched (a rename could move an inode under a denied name), an
+// inode the check settles (one link, or born during the run) gets an
+// ignore mark for FAN_OPEN_PERM in the group, so its later opens are not
+// asked about (at most maxSettled a run).
+//
 // This is stricter than the masks it replaces in one way: a file with
 // all its links inside the workspace is judged the same, since nothing
 // short of the walk tells the two apart. Without permission events (an
@@ -71,26 +77,34 @@ const (
 )
 
 // refusal returns why the open of fd (at path in the view) by thread tid
-// is refused, or "".
-func (c *linkCheck) refusal(fd, tid int, path string) string {
+// is refused, or "". settled reports an inode whose later opens need no
+// check either: one with a single link, or born during the run (a link
+// the run adds to it later has its other name in the view too, as the
+// walk at the start would not have seen either).
+func (c *linkCheck) refusal(fd, tid int, path string) (reason string, settled bool) {
 	if c == nil || !profile.Within(c.workspace, path) {
-		return ""
+		return "", false
 	}
 	var st unix.Statx_t
 	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_NLINK|unix.STATX_BTIME, &st); err != nil {
-		return "open refused: the supervisor could not stat it (" + err.Error() + ")"
+		return "open refused: the supervisor could not stat it (" + err.Error() + ")", false
 	}
 	if !c.mayBeShared(&st) {
-		return ""
+		return "", st.Mode&unix.S_IFMT == unix.S_IFREG
 	}
 	if st.Mode&0o004 == 0 {
-		return linkSecretReason
+		return linkSecretReason, false
 	}
 	if w, known := openWrites(tid); w || !known {
-		return linkWriteReason
+		return linkWriteReason, false
 	}
-	return ""
+	return "", false
 }
+
+// maxSettled bounds the inodes one run's watch stops asking about (each
+// an inode mark, which holds the inode in memory until the run ends);
+// past it, their opens are still checked, one round trip each.
+const maxSettled = 16384
 
 // mayBeShared reports whether st is of a file that may have a name
 // outside the workspace.
