@@ -47,20 +47,25 @@ func TestAttackLocalClone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := sandboxtest.Probe{Args: sandboxtest.Sh(`cd clone && git log --oneline && git status --porcelain && echo GIT-OK
-for f in .git/objects/pack/*.pack; do chmod u+w "$f" 2>/dev/null; echo tampered >> "$f" 2>/dev/null && echo WROTE-PACK; done; true`)}
-	o := sb.Run(t, p)
+	o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh(`cd clone && git log --oneline && git status --porcelain && git fsck --no-progress && echo GIT-OK`)})
 	if !strings.Contains(o.Stdout, "first") || !strings.Contains(o.Stdout, "GIT-OK") {
 		t.Errorf("git fails in a local clone in the sandbox:\n%s", o)
 	}
-	if strings.Contains(o.Stdout, "WROTE-PACK") {
+	if d := enforced(o.Result); len(d) != 0 {
+		t.Errorf("git in a local clone was refused: %+v", d)
+	}
+	// The attack: make the shared pack writable, append to it, truncate it.
+	o = sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Sh(`cd clone
+for f in .git/objects/pack/*.pack; do chmod u+w "$f" 2>/dev/null; echo tampered >> "$f" 2>/dev/null && echo WROTE-PACK; : > "$f" 2>/dev/null && echo TRUNCATED-PACK
+python3 -c 'import os, sys; os.truncate(sys.argv[1], 0); print("TRUNCATED-PACK")' "$f" 2>/dev/null; done; true`)})
+	if strings.Contains(o.Stdout, "WROTE-PACK") || strings.Contains(o.Stdout, "TRUNCATED-PACK") {
 		t.Errorf("ATTACK SUCCEEDED: the sandbox wrote a pack file it shares with the source repository\n%s", o)
 	}
 	if after, err := os.ReadFile(packs[0]); err != nil || !bytes.Equal(before, after) {
 		t.Errorf("ATTACK SUCCEEDED: the source repository's pack changed (%v)", err)
 	}
-	if d := enforced(o.Result); len(d) != 0 {
-		t.Errorf("git in a local clone was refused: %+v", d)
+	if fi, err := os.Stat(packs[0]); err != nil || fi.Mode().Perm()&0o200 != 0 {
+		t.Errorf("ATTACK SUCCEEDED: the source repository's pack was made writable (%v, %v)", fi.Mode(), err)
 	}
 	// Control: the same on the host reads the clone (the write, which
 	// would change the source, is not tried there).

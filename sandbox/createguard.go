@@ -136,6 +136,7 @@ func shapeOf(name string) (callShape, bool) {
 	case "openat":
 		s.op, s.dir1, s.path1, s.flags, s.mode, s.umask = linux.GuardOpen, 0, 1, 2, 3, true
 	case "truncate":
+		// The length rides in the device field (64 bits).
 		s.op, s.path1, s.dev = linux.GuardTruncate, 0, 1
 	case "chmod":
 		s.op, s.path1, s.mode = linux.GuardChmod, 0, 1
@@ -243,7 +244,7 @@ func createGuardNote(st GuaranteeStatus, h HostInfo) GuaranteeStatus {
 
 func refusalReason(op, flags uint32) string {
 	if op == linux.GuardChmod || op == linux.GuardChown {
-		return "the mode and owner of a writable tree, and of what host git or a host tool reads (a git directory's config and hooks, the profile's protected names), are held for the run; not changed"
+		return "the mode and owner of a writable tree, of what host git or a host tool reads (a git directory's config and hooks, the profile's protected names), and of a file hard-linked before the run (whose mode says whether it is a secret), are held for the run; not changed"
 	}
 	if op == linux.GuardTruncate || op == linux.GuardOpen && flags&unix.O_CREAT == 0 {
 		return "protected file: host git or a host tool reads it (a git directory's config, commondir, gitdir, hooks or info, a .git file, the profile's protected names); not written"

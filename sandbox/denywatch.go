@@ -261,16 +261,19 @@ func denyNewFilesStatus(s profile.Spec, h HostInfo) GuaranteeStatus {
 // match inside its mounts, or it has masks, and this supervisor can
 // answer permission events (else the Report says so).
 func (p *Process) wantsDenyWatch() bool {
-	return (p.plan.denyWatch != nil || len(maskTargets(p.plan.config.Mounts)) > 0) && p.e.host.FanotifyPerm
+	return (p.plan.denyWatch != nil || p.plan.links != nil || len(maskTargets(p.plan.config.Mounts)) > 0) && p.e.host.FanotifyPerm
 }
 
 // denyWatchConfig tells the helper which descriptor (its fd) the hand-off
 // socket is, which roots to hand over (none without a deny watch plan)
 // and where the masks are.
-func denyWatchConfig(fd int, pl *denyWatchPlan, mounts []linux.Mount) *linux.DenyWatchConfig {
+func denyWatchConfig(fd int, pl *denyWatchPlan, links *linkCheck, mounts []linux.Mount) *linux.DenyWatchConfig {
 	c := &linux.DenyWatchConfig{Masks: maskTargets(mounts), FD: fd}
 	if pl != nil {
 		c.Roots = pl.rootPaths()
+	}
+	if links != nil {
+		c.Links = []string{links.workspace}
 	}
 	return c
 }
@@ -284,9 +287,9 @@ var errDenyHelperGone = fmt.Errorf("the mounts: %w", guard.ErrHelperGone)
 // the hand-off either way, so a helper still waiting fails its step.
 func (p *Process) startDenyWatch(h *guard.Handoff) error {
 	defer h.Parent.Close()
-	masks, mounts, err := receiveMounts(h.Parent)
+	masks, mounts, links, err := receiveMounts(h.Parent)
 	defer func() {
-		for _, fd := range append(masks, mounts...) {
+		for _, fd := range append(append(masks, mounts...), links...) {
 			unix.Close(fd)
 		}
 	}()
@@ -295,20 +298,24 @@ func (p *Process) startDenyWatch(h *guard.Handoff) error {
 	}
 	// An unlimited queue: on overflow the kernel would drop permission
 	// events, which means allowing them.
-	fan, err := unix.FanotifyInit(unix.FAN_CLASS_CONTENT|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK|unix.FAN_UNLIMITED_QUEUE,
+	// FAN_REPORT_TID: the hard-link check reads the opening thread's
+	// registers (linkwatch.go).
+	fan, err := unix.FanotifyInit(unix.FAN_CLASS_CONTENT|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK|unix.FAN_UNLIMITED_QUEUE|unix.FAN_REPORT_TID,
 		// O_NONBLOCK: the event's descriptor must not wait for a FIFO's
 		// writer (the writer is the opener waiting for the answer).
 		unix.O_RDONLY|unix.O_NONBLOCK|unix.O_LARGEFILE|unix.O_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("fanotify_init: %w", err)
 	}
-	for _, m := range mounts {
-		// "." on the O_PATH descriptor: fanotify_mark without a path
-		// refuses O_PATH descriptors.
-		if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, unix.FAN_OPEN_PERM|unix.FAN_ONDIR, m, "."); err != nil {
-			unix.Close(fan)
-			return fmt.Errorf("fanotify_mark: %w", err)
-		}
+	if err := markMounts(fan, mounts, unix.FAN_OPEN_PERM|unix.FAN_ONDIR); err != nil {
+		unix.Close(fan)
+		return err
+	}
+	// The hard-link check's own mounts: only files are judged, so
+	// listing a directory there needs no answer.
+	if err := markMounts(fan, links, unix.FAN_OPEN_PERM); err != nil {
+		unix.Close(fan)
+		return err
 	}
 	maskInodes, err := markMasks(fan, masks)
 	if err != nil {
@@ -317,11 +324,13 @@ func (p *Process) startDenyWatch(h *guard.Handoff) error {
 	}
 	w := &denyWatch{
 		fan:   os.NewFile(uintptr(fan), "fanotify"),
+		fanFD: fan,
 		masks: maskInodes,
 		deny:  resolvedGlobs(p.e.profile.Spec().Filesystem.Deny),
 		done:  make(chan struct{}),
 		seen:  map[string]bool{},
 		note:  p.noteRefusal,
+		links: p.plan.links,
 	}
 	if p.plan.denyWatch != nil {
 		w.globs = p.plan.denyWatch.globs
@@ -334,24 +343,44 @@ func (p *Process) startDenyWatch(h *guard.Handoff) error {
 	return nil
 }
 
+// markMounts puts a mount mark for mask on each descriptor: "." on a
+// directory's O_PATH descriptor (fanotify_mark without a path refuses
+// O_PATH descriptors), none on a file mount's, which is an open file.
+func markMounts(fan int, fds []int, mask uint64) error {
+	for _, m := range fds {
+		path := "."
+		if fl, err := unix.FcntlInt(uintptr(m), unix.F_GETFL, 0); err == nil && fl&unix.O_PATH == 0 {
+			path = ""
+		}
+		if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, mask, m, path); err != nil {
+			return fmt.Errorf("fanotify_mark: %w", err)
+		}
+	}
+	return nil
+}
+
 // receiveMounts reads the helper's messages until the last one (its byte
 // is 0) and returns the descriptors they carried: the mask inodes (the
-// message tagged linux.MaskTag) and the mounts.
-func receiveMounts(sock *os.File) (masks, mounts []int, err error) {
+// message tagged linux.MaskTag), the mounts, and the mounts only the
+// hard-link check watches (linux.LinkTag).
+func receiveMounts(sock *os.File) (masks, mounts, links []int, err error) {
 	for {
 		tag, got, closed, err := guard.RecvRights(sock, linux.MountsPerMessage)
-		if tag == linux.MaskTag {
+		switch tag {
+		case linux.MaskTag:
 			masks = append(masks, got...)
-		} else {
+		case linux.LinkTag:
+			links = append(links, got...)
+		default:
 			mounts = append(mounts, got...)
 		}
 		switch {
 		case err != nil:
-			return masks, mounts, fmt.Errorf("receive the sandbox's mounts: %w", err)
+			return masks, mounts, links, fmt.Errorf("receive the sandbox's mounts: %w", err)
 		case closed:
-			return masks, mounts, errDenyHelperGone
+			return masks, mounts, links, errDenyHelperGone
 		case tag == 0:
-			return masks, mounts, nil
+			return masks, mounts, links, nil
 		}
 	}
 }
@@ -374,9 +403,19 @@ type denyWatch struct {
 	// glob, to say which one a masked path matches.
 	masks map[fileID]bool
 	deny  []denyGlob
+	// links is the run's hard-link check, when the supervisor makes it
+	// (linkwatch.go).
+	links *linkCheck
 	done  chan struct{}
 	// note says a new denial on the run's stderr as it happens.
 	note func(Denial)
+
+	// fanFD is fan's descriptor, for marks (Fd would make fan
+	// blocking, and Close could no longer end a pending Read).
+	fanFD int
+	// settled counts the inodes given an ignore mark (linkwatch.go);
+	// only serve touches it.
+	settled int
 
 	mu      sync.Mutex
 	denials []Denial
@@ -406,16 +445,17 @@ func (w *denyWatch) serve() {
 				break
 			}
 			if m.Fd >= 0 {
-				w.answer(int(m.Fd))
+				w.answer(int(m.Fd), int(m.Pid))
 			}
 			off += int(m.Event_len)
 		}
 	}
 }
 
-// answer decides one open by the path of the file being opened, as the
-// sandbox's view names it, and closes the event's descriptor.
-func (w *denyWatch) answer(fd int) {
+// answer decides one open by thread tid by the path of the file being
+// opened, as the sandbox's view names it, and by its inode (the hard-link
+// check), and closes the event's descriptor.
+func (w *denyWatch) answer(fd, tid int) {
 	var buf [unix.PathMax]byte
 	path, reason := "?", "open refused: its path could not be read"
 	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
@@ -430,6 +470,17 @@ func (w *denyWatch) answer(fd int) {
 		path, reason = string(buf[:n]), ""
 		if g := w.deniedBy(path); g != "" {
 			reason = "open refused: matches deny " + g + " (not there when the run started)"
+		} else {
+			var settled bool
+			reason, settled = w.links.refusal(fd, tid, path)
+			if settled && len(w.globs) == 0 && w.settled < maxSettled {
+				// The mark is on the inode, in this group only: host
+				// opens of it never reach the group (it has no mark on
+				// their mounts). A failed mark costs only round trips.
+				if unix.FanotifyMark(w.fanFD, unix.FAN_MARK_ADD|unix.FAN_MARK_IGNORED_MASK|unix.FAN_MARK_IGNORED_SURV_MODIFY, unix.FAN_OPEN_PERM, fd, "") == nil {
+					w.settled++
+				}
+			}
 		}
 	}
 	// Closed before the answer: the kernel finds the event by the

@@ -125,7 +125,7 @@ func newDenyRun(p *Process) (guard.Run[Denial], error) {
 }
 
 func (r *denyRun) Configure(cfg *linux.Config, fd int) error {
-	cfg.DenyWatch = denyWatchConfig(fd, r.p.plan.denyWatch, r.p.plan.config.Mounts)
+	cfg.DenyWatch = denyWatchConfig(fd, r.p.plan.denyWatch, r.p.plan.links, r.p.plan.config.Mounts)
 	return nil
 }
 func (r *denyRun) Start() error    { return r.p.startDenyWatch(r.h) }
@@ -149,8 +149,19 @@ func newNotifierRun(p *Process) (guard.Run[Denial], error) {
 
 func (r *notifierRun) Configure(cfg *linux.Config, fd int) error {
 	p := r.p
+	g := p.guardConfig()
+	if l := p.plan.links; l != nil {
+		// The hard-link check judges a file by its mode, which the
+		// command must not change (linkwatch.go).
+		if g == nil && !p.e.profile.Spec().ReadOnlyWorkspace {
+			return errors.New("the hard-link check needs the create guard, which has nothing to guard")
+		}
+		if g != nil {
+			g.LinksBornBefore = l.bornAfter
+		}
+	}
 	cfg.Notifier = &linux.NotifierConfig{FD: fd, BrokerTCP: p.e.policy != nil && p.e.opts.Dialer == nil,
-		ExecWatch: execWatched(p.e.profile.Spec()), Guard: p.guardConfig()}
+		ExecWatch: execWatched(p.e.profile.Spec()), Guard: g}
 	return nil
 }
 func (r *notifierRun) Start() error    { return r.p.startNotifier(r.h) }

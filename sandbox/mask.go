@@ -16,7 +16,8 @@ import (
 //
 //   - every path matching a deny glob,
 //   - every unix socket in the workspace (a host listener) but those the
-//     profile names, and
+//     profile names, unless the unix socket guard refuses connects to
+//     them (sockets.guarded), and
 //   - every file in the workspace that is a hard link to a secret with
 //     links outside the workspace: the same inode as a secret elsewhere
 //     (say ~/.ssh/id_ed25519) would otherwise be readable and writable
@@ -30,9 +31,15 @@ import (
 // maxSharedLinks such files, the rest are masked, and overflow says how
 // many.
 //
+// With links.atOpen the supervisor checks hard links at each open
+// instead (linkwatch.go), in time independent of the workspace's size:
+// then no file is lstat'd here, and when the sockets are guarded too and
+// no "**" deny glob can match inside the workspace, the workspace is not
+// read at all.
+//
 // Globs without "**" are expanded with filepath.Glob; globs with "**" and
 // the hard-link check share one walk of the workspace.
-func maskedPaths(p *profile.Profile) (out, sharedLinks []string, overflow int, err error) {
+func maskedPaths(p *profile.Profile, o maskOptions) (out, sharedLinks []string, overflow int, err error) {
 	s := p.Spec()
 	ws := s.Workspace
 	seen := map[string]bool{}
@@ -57,51 +64,53 @@ func maskedPaths(p *profile.Profile) (out, sharedLinks []string, overflow int, e
 	links := map[inode][]string{}
 	nlink := map[inode]uint64{}
 	secret := map[inode]bool{}
-	err = walkTree(ws, func(e walkEntry, err error) error {
-		path := e.path
-		if err != nil {
-			if path == ws {
-				return err
-			}
-			// A part the scan cannot read may hide a hard link, and the
-			// command may own it and chmod it open: hide all of it.
-			add(path)
-			return nil
-		}
-		for _, g := range deep {
-			if profile.MatchGlob(g, path) {
-				add(path)
-				if e.typ.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-		}
-		if e.typ&fs.ModeSocket != 0 && !socketsMaskExempt(s, path) {
-			// A socket in the workspace is a door to whatever host
-			// process listens on it. The unix socket guard refuses
-			// connects to it (unixguard.go); the mask keeps it hidden
-			// on hosts without the guard too.
-			add(path)
-			return nil
-		}
-		if e.typ.IsRegular() {
-			st, err := e.lstat()
+	if o.needsWalk(ws, deep) {
+		err = walkTree(ws, func(e walkEntry, err error) error {
+			path := e.path
 			if err != nil {
-				if !errors.Is(err, fs.ErrNotExist) {
-					add(path) // unreadable metadata: same reason as above
+				if path == ws {
+					return err
 				}
+				// A part the scan cannot read may hide a hard link, and the
+				// command may own it and chmod it open: hide all of it.
+				add(path)
 				return nil
 			}
-			if st.Nlink > 1 {
-				k := inode{st.Dev, st.Ino}
-				links[k] = append(links[k], path)
-				nlink[k] = uint64(st.Nlink)
-				secret[k] = st.Mode&0o004 == 0
+			for _, g := range deep {
+				if profile.MatchGlob(g, path) {
+					add(path)
+					if e.typ.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
 			}
-		}
-		return nil
-	})
+			if e.typ&fs.ModeSocket != 0 && !o.socketsGuarded && !socketsMaskExempt(s, path) {
+				// A socket in the workspace is a door to whatever host
+				// process listens on it. The unix socket guard refuses
+				// connects to it (unixguard.go); the mask keeps it hidden
+				// on hosts without the guard too.
+				add(path)
+				return nil
+			}
+			if e.typ.IsRegular() && !o.linksAtOpen {
+				st, err := e.lstat()
+				if err != nil {
+					if !errors.Is(err, fs.ErrNotExist) {
+						add(path) // unreadable metadata: same reason as above
+					}
+					return nil
+				}
+				if st.Nlink > 1 {
+					k := inode{st.Dev, st.Ino}
+					links[k] = append(links[k], path)
+					nlink[k] = uint64(st.Nlink)
+					secret[k] = st.Mode&0o004 == 0
+				}
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, nil, 0, &SetupError{Step: "scan workspace", Err: err}
 	}
@@ -150,6 +159,33 @@ func maskedPaths(p *profile.Profile) (out, sharedLinks []string, overflow int, e
 	}
 	sort.Strings(sharedLinks)
 	return out, sharedLinks, overflow, nil
+}
+
+// maskOptions says what the supervisor checks at the call itself, which
+// the masks then need not cover.
+type maskOptions struct {
+	// linksAtOpen: the deny watch refuses, at open, the workspace's
+	// hard links to secrets and writes to its other hard links
+	// (linkwatch.go).
+	linksAtOpen bool
+	// socketsGuarded: the unix socket guard refuses connects to every
+	// socket the profile does not name (unixguard.go).
+	socketsGuarded bool
+}
+
+// needsWalk reports whether the workspace must be read: for hard links,
+// for sockets, or because a "**" deny glob can match inside it.
+func (o maskOptions) needsWalk(ws string, deep []string) bool {
+	if !o.linksAtOpen || !o.socketsGuarded {
+		return true
+	}
+	parts := splitGlobPath(ws)
+	for _, g := range deep {
+		if newDenyGlob(g).canMatchBeneath(ws, parts) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxSharedLinks bounds the read-only mounts of shared hard links one

@@ -38,11 +38,15 @@ type plan struct {
 	// linksMasked counts the shared hard links masked past
 	// maxSharedLinks (mask.go).
 	linksMasked int
+	// links, when set, is the hard-link check the supervisor makes at
+	// each open in the workspace instead of masks (linkwatch.go).
+	links *linkCheck
 }
 
-// compile turns the profile and cmd into the stage-2 Config; guarded:
-// the create guard will hold the run (planProtection).
-func compile(p *profile.Profile, cmd Cmd, guarded bool) (*plan, error) {
+// compile turns the profile and cmd into the stage-2 Config. guarded:
+// the create guard will hold the run (planProtection); o says what the
+// supervisor checks at the call, which the masks need not cover.
+func compile(p *profile.Profile, cmd Cmd, guarded bool, o maskOptions) (*plan, error) {
 	s := p.Spec()
 	ws := s.Workspace
 	home := sandboxHome(s)
@@ -85,7 +89,7 @@ func compile(p *profile.Profile, cmd Cmd, guarded bool) (*plan, error) {
 	// directories, pinned) in the view; the rest is checked at the end.
 	prot := planProtection(s, guarded)
 	mounts := append(binds, protectMounts(prot)...)
-	masks, shared, overflow, err := maskedPaths(p)
+	masks, shared, overflow, err := maskedPaths(p, o)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +131,11 @@ func compile(p *profile.Profile, cmd Cmd, guarded bool) (*plan, error) {
 		// any source tree or build artefact, or at the write budget.
 		{Resource: unix.RLIMIT_FSIZE, Value: fileSizeLimit(s.Budgets.MaxWrite)},
 	}
-	return &plan{home: home, protect: prot, linksMasked: overflow, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
+	var links *linkCheck
+	if o.linksAtOpen {
+		links = newLinkCheck(ws)
+	}
+	return &plan{home: home, protect: prot, linksMasked: overflow, links: links, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
 		Argv:     append([]string(nil), cmd.Args...),
 		Env:      env,
 		Dir:      dir,

@@ -95,7 +95,7 @@ type Process struct {
 
 func prepare(ctx context.Context, e *Executor, cmd Cmd) (*Process, error) {
 	begin := time.Now()
-	pl, err := compile(e.profile, cmd, e.host.CreateGuard && !createGuardOff)
+	pl, err := compile(e.profile, cmd, e.host.CreateGuard && !createGuardOff, e.maskOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -602,7 +602,7 @@ func (p *Process) Wait() (*Result, error) {
 		res.Status = StatusCancelled
 	case writeBudget > 0 && (killedBy == StatusLimitExceeded || wrote > writeBudget):
 		res.Status = StatusLimitExceeded
-		res.Denials = append(res.Denials, writeDenial(writeBudget, "exceeded: the workspace and write paths grew by "+profile.Size(wrote).String()))
+		res.Denials = append(res.Denials, writeDenial(writeBudget, "exceeded: "+p.writes.grewBy(wrote)))
 	case writeBudget > 0 && res.Signal == syscall.SIGXFSZ.String():
 		res.Status = StatusLimitExceeded
 		res.Denials = append(res.Denials, writeDenial(writeBudget, "reached by one file (RLIMIT_FSIZE, SIGXFSZ)"))
@@ -623,7 +623,7 @@ func (p *Process) Wait() (*Result, error) {
 		res.Denials = append(res.Denials, Denial{Kind: "pids", Target: fmt.Sprint(p.e.profile.Spec().Budgets.Pids), Reason: fmt.Sprintf("process budget reached; %d forks refused", pidsHit)})
 	}
 	if res.Status != StatusLimitExceeded && writeBudget > 0 && wrote >= writeBudget {
-		res.Denials = append(res.Denials, writeDenial(writeBudget, "reached: the workspace and write paths grew by "+profile.Size(wrote).String()))
+		res.Denials = append(res.Denials, writeDenial(writeBudget, "reached: "+p.writes.grewBy(wrote)))
 	}
 	if res.Status != StatusKilledOOM && oom > 0 {
 		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: fmt.Sprintf("memory budget reached; the OOM killer ended %d process(es)", oom)})

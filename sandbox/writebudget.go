@@ -15,27 +15,38 @@ import (
 // The write budget (budgets.max_write) bounds how much the workspace and
 // the write paths may grow during a run. No kernel mechanism bounds the
 // bytes one process tree adds to a directory tree without root and a
-// quota-enabled filesystem, so the supervisor keeps the account:
+// quota-enabled filesystem, but the kernel does report, at no cost that
+// grows with the tree, what the filesystems holding them have lost: so
+// the supervisor keeps the account by their free space.
 //
-//   - every writeCheckEvery it reads the free space of the filesystems
-//     holding the paths (statfs, a few microseconds); while they have not
-//     lost more than the budget, the paths cannot have grown by more;
-//   - past that, or every writeWalkEvery (longer for a tree whose walk
-//     takes over 1/20 of it), it walks the paths and adds up
-//     their allocated blocks, each inode once: the exact growth, which
-//     tells the command's writes from the rest of the host's;
-//   - past the budget it kills the run (StatusLimitExceeded); the paths
-//     then hold at most what the command wrote during one check and one
-//     walk beyond it;
+//   - when the run starts it reads the free blocks (statfs f_bfree, the
+//     root's reserve included) of each filesystem holding the paths (by
+//     the paths, mount points in the sandbox, which the command cannot
+//     rename);
+//   - every writeCheckEvery it reads them again; past the budget's loss
+//     it kills the run (StatusLimitExceeded): the filesystems then have
+//     lost at most what the command wrote during one check beyond it;
+//   - when the run has ended, one more reading: a run whose filesystems
+//     lost more than the budget is limit_exceeded even if the command
+//     had ended;
 //   - RLIMIT_FSIZE holds every file to the budget (the kernel refuses the
 //     write that would pass it: EFBIG, or SIGXFSZ for a process that does
-//     not ignore it);
-//   - when the run has ended, one more walk: a run that grew the paths
-//     past the budget is limit_exceeded even if the command had ended.
+//     not ignore it).
 //
-// A directory the walk cannot read (the command can make one mode 000)
-// makes the walk incomplete; the check then counts the filesystems' loss
-// of free space instead, which can only be larger.
+// What the count cannot tell apart is charged to the run: other
+// processes' writes to those filesystems during the run count against
+// the budget (the run fails closed), and the run's deletions offset its
+// writes, as they would in a count of the paths. Space other processes
+// free meanwhile offsets the run's writes too: the filesystems never
+// lose more than the budget, though the paths may then grow by more.
+//
+// A filesystem whose statfs reports no blocks (some FUSE filesystems)
+// tells nothing: for those runs the account is a walk of the paths, as
+// it was before (allocated blocks, each inode once, at the start, when
+// the free space says the budget may be passed or every writeWalkEvery,
+// and at the end), which costs time that grows with the paths; a
+// directory the walk cannot read makes the walk count the free space
+// instead.
 const (
 	writeCheckEvery = 10 * time.Millisecond
 	writeWalkEvery  = time.Second
@@ -84,7 +95,7 @@ func maxWriteStatus(s profile.Spec) BudgetStatus {
 	default:
 		st.Limit = s.Budgets.MaxWrite.String()
 		st.Status = Enforced
-		st.Mechanism = fmt.Sprintf("supervisor accounting of the workspace and write paths: free space read every %v, growth confirmed by a walk (allocated blocks, each inode once), SIGKILL past it, so they can hold what the command writes in one check and one walk beyond it; RLIMIT_FSIZE holds each file to the budget", writeCheckEvery)
+		st.Mechanism = fmt.Sprintf("supervisor accounting of the free space of the filesystems holding the workspace and write paths, read every %v, SIGKILL past the budget's loss, so they can lose what the command writes in one check beyond it; other processes' writes there during the run count against it; RLIMIT_FSIZE holds each file to the budget", writeCheckEvery)
 	}
 	return st
 }
@@ -117,6 +128,14 @@ func (p *Process) finishWrites(res *Result) int64 {
 	return wrote
 }
 
+// grewBy says what the account counted, n bytes, for a denial.
+func (a *writeAccount) grewBy(n int64) string {
+	if a == nil || a.walks {
+		return "the workspace and write paths grew by " + profile.Size(n).String()
+	}
+	return "the filesystems holding the workspace and write paths lost " + profile.Size(n).String() + " of free space during the run (other processes' writes there count too)"
+}
+
 func writeDenial(budget int64, what string) Denial {
 	return Denial{Kind: "write", Target: profile.Size(budget).String(), Reason: "write budget " + what}
 }
@@ -125,15 +144,17 @@ func writeDenial(budget int64, what string) Denial {
 type writeAccount struct {
 	budget int64
 	roots  []string
-	base   int64                // the paths' allocated bytes at the start
 	free   map[unix.Fsid]int64  // each filesystem's free bytes at the start
 	probe  map[unix.Fsid]string // a path to statfs each filesystem by
-	slack  int64                // free space the rest of the host used, as the last walk showed
+	walks  bool                 // some filesystem tells nothing: walk the paths
+	base   int64                // with walks: the paths' allocated bytes at the start
+	slack  int64                // with walks: free space the rest of the host used, as the last walk showed
 	done   chan struct{}
 }
 
-// newWriteAccount takes the starting point: one walk and one statfs per
-// filesystem. It runs before the command does.
+// newWriteAccount takes the starting point: one statfs per filesystem
+// (and, where one reports no blocks, one walk). It runs before the
+// command does.
 func newWriteAccount(s profile.Spec) (*writeAccount, error) {
 	roots := writeRoots(s)
 	if s.Budgets.MaxWrite == 0 || len(roots) == 0 {
@@ -153,17 +174,28 @@ func newWriteAccount(s profile.Spec) (*writeAccount, error) {
 		if _, ok := a.free[st.Fsid]; !ok {
 			a.free[st.Fsid] = freeBytes(&st)
 			a.probe[st.Fsid] = r
+			a.walks = a.walks || st.Blocks == 0
 		}
 	}
-	used, complete := a.walk()
-	if !complete {
-		return nil, fmt.Errorf("cannot read every directory of %v to account the write budget; make them readable or drop max_write", roots)
+	if a.walks {
+		used, complete := a.walk()
+		if !complete {
+			return nil, fmt.Errorf("cannot read every directory of %v to account the write budget (a filesystem there reports no free space to count by); make them readable or drop max_write", roots)
+		}
+		a.base = used
 	}
-	a.base = used
 	return a, nil
 }
 
-func freeBytes(st *unix.Statfs_t) int64 { return int64(st.Bavail) * st.Bsize }
+// freeBytes is what a filesystem has free, the root's reserve included:
+// a root supervisor's command may write into it.
+func freeBytes(st *unix.Statfs_t) int64 {
+	size := st.Frsize
+	if size == 0 {
+		size = st.Bsize
+	}
+	return int64(st.Bfree) * size
+}
 
 // lost is how much free space the filesystems have lost since the start.
 func (a *writeAccount) lost() int64 {
@@ -177,9 +209,13 @@ func (a *writeAccount) lost() int64 {
 	return n
 }
 
-// growth is how much the paths have grown since the start: the walk's
-// count, or the filesystems' loss when the walk could not see everything.
+// growth is what the run is charged with: the filesystems' loss of free
+// space; with walks, the walk's count, or the loss when the walk could
+// not see everything.
 func (a *writeAccount) growth() int64 {
+	if !a.walks {
+		return max(a.lost(), 0)
+	}
 	used, complete := a.walk()
 	if !complete {
 		return max(a.lost(), used-a.base)
@@ -199,6 +235,13 @@ func (a *writeAccount) watch(stop <-chan struct{}, over func(growth int64)) {
 		case <-stop:
 			return
 		case <-tick.C:
+		}
+		if !a.walks {
+			if g := a.lost(); g > a.budget {
+				over(g)
+				return
+			}
+			continue
 		}
 		since := time.Since(lastWalk)
 		// The walks that only look for the host freeing space take at

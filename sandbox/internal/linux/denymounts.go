@@ -25,6 +25,10 @@ type DenyWatchConfig struct {
 	// when set, masks are readable and their inodes are handed over
 	// first.
 	Masks []string `json:"masks,omitempty"`
+	// Links are the paths of the view whose mounts, file mounts too (a
+	// protected file bound over itself), the supervisor checks for hard
+	// links at each open (the workspace).
+	Links []string `json:"links,omitempty"`
 	// FD is the inherited unix socket the helper sends O_PATH descriptors
 	// of the mounts over (SCM_RIGHTS) and then reads one byte from, once
 	// the supervisor has marked them.
@@ -39,7 +43,10 @@ const MountsPerMessage = 250
 // directory mount at or beneath c.Roots in the finished view and waits
 // until the supervisor has marked them, so the command never runs
 // unwatched. Each message carries up to MountsPerMessage descriptors and
-// one byte: 1 when more follow, 0 for the last. A nil c does nothing.
+// one byte: 1 when more follow, 0 for the last. Mounts only the hard-link
+// check needs (beneath c.Links, not c.Roots) come first, in messages
+// tagged LinkTag: their directories' opens need no answer. A nil c does
+// nothing.
 func handOverDenyMounts(c *DenyWatchConfig) error {
 	if c == nil {
 		return nil
@@ -48,14 +55,24 @@ func handOverDenyMounts(c *DenyWatchConfig) error {
 	if err := handOverMasks(c); err != nil {
 		return err
 	}
-	fds, err := mountsBeneath(c.Roots)
+	fds, linkOnly, err := mountsBeneath(c.Roots, c.Links)
 	defer func() {
-		for _, fd := range fds {
+		for _, fd := range append(fds, linkOnly...) {
 			unix.Close(fd)
 		}
 	}()
 	if err != nil {
 		return err
+	}
+	for len(linkOnly) > 0 {
+		n := min(len(linkOnly), MountsPerMessage)
+		if err := unix.Sendmsg(c.FD, []byte{LinkTag}, unix.UnixRights(linkOnly[:n]...), nil, 0); err != nil {
+			return fmt.Errorf("hand the mounts to the supervisor: %w", err)
+		}
+		for _, fd := range linkOnly[:n] {
+			unix.Close(fd)
+		}
+		linkOnly = linkOnly[n:]
 	}
 	for {
 		n := min(len(fds), MountsPerMessage)
@@ -86,24 +103,29 @@ func handOverDenyMounts(c *DenyWatchConfig) error {
 	return nil
 }
 
+// LinkTag is the hand-off message byte of messages carrying mounts that
+// only the hard-link check watches.
+const LinkTag = 3
+
 // mountsBeneath opens every directory mount of this mount namespace whose
-// mount point is at or beneath one of roots, once per mount. A mount that
+// mount point is at or beneath one of roots, and every directory or
+// regular file mount at or beneath one of files (returned in linkOnly
+// when not beneath roots), once per mount. A mount that
 // another mount hides is reached by nobody and needs no mark; opening its
 // mount point lands on the one on top, which is the one to mark. A mount
 // point that cannot be opened fails the step: an unmarked mount would be
 // an unwatched one.
-func mountsBeneath(roots []string) ([]int, error) {
+func mountsBeneath(roots, files []string) (fds, linkOnly []int, err error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	// The view's own root tmpfs: read-only, and what masks bind from.
 	var root unix.Statx_t
 	if err := unix.Statx(unix.AT_FDCWD, "/", 0, unix.STATX_TYPE, &root); err != nil {
-		return nil, fmt.Errorf("statx /: %w", err)
+		return nil, nil, fmt.Errorf("statx /: %w", err)
 	}
-	var fds []int
 	seen := map[uint64]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -113,7 +135,8 @@ func mountsBeneath(roots []string) ([]int, error) {
 			continue
 		}
 		mp := unescapeMountinfo(fields[4])
-		if !beneathAny(roots, mp) {
+		file, watched := beneathAny(files, mp), beneathAny(roots, mp)
+		if !file && !watched {
 			continue
 		}
 		fd, err := unix.Openat2(unix.AT_FDCWD, mp, &unix.OpenHow{
@@ -121,28 +144,45 @@ func mountsBeneath(roots []string) ([]int, error) {
 			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 		})
 		if err != nil {
-			return fds, fmt.Errorf("open mount %s: %w", mp, err)
+			return fds, linkOnly, fmt.Errorf("open mount %s: %w", mp, err)
 		}
 		var st unix.Statx_t
 		if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_TYPE|unix.STATX_MNT_ID, &st); err != nil {
 			unix.Close(fd)
-			return fds, fmt.Errorf("statx mount %s: %w", mp, err)
+			return fds, linkOnly, fmt.Errorf("statx mount %s: %w", mp, err)
 		}
 		// Only a directory can gain entries; a file mount (a protected
-		// file, a mask) always shows the same inode, and a directory
-		// mask is an empty directory of the read-only root.
+		// file, a mask) always shows the same inode, which only the
+		// hard-link check looks at, and a mask is of the read-only root.
 		mask := st.Dev_major == root.Dev_major && st.Dev_minor == root.Dev_minor
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR || mask || seen[st.Mnt_id] {
+		typ := st.Mode & unix.S_IFMT
+		if (typ != unix.S_IFDIR && (!file || typ != unix.S_IFREG)) || mask || seen[st.Mnt_id] {
 			unix.Close(fd)
 			continue
 		}
+		if typ == unix.S_IFREG {
+			// fanotify_mark takes no O_PATH descriptor of a file (a
+			// directory's is marked through "."): a readable one.
+			unix.Close(fd)
+			fd, err = unix.Openat2(unix.AT_FDCWD, mp, &unix.OpenHow{
+				Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+				Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+			})
+			if err != nil {
+				return fds, linkOnly, fmt.Errorf("open file mount %s for the hard-link check: %w", mp, err)
+			}
+		}
 		seen[st.Mnt_id] = true
-		fds = append(fds, fd)
+		if watched && typ == unix.S_IFDIR {
+			fds = append(fds, fd)
+		} else {
+			linkOnly = append(linkOnly, fd)
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return fds, fmt.Errorf("read mountinfo: %w", err)
+		return fds, linkOnly, fmt.Errorf("read mountinfo: %w", err)
 	}
-	return fds, nil
+	return fds, linkOnly, nil
 }
 
 func beneathAny(roots []string, p string) bool {

@@ -19,11 +19,25 @@ func (w *walker) truncate(dir int, path []byte, length uint64) GuardAnswer {
 	if int64(length) < 0 {
 		return GuardAnswer{Errno: int32(unix.EINVAL)}
 	}
-	ans, fd := w.open(dir, path, unix.O_WRONLY|unix.O_NONBLOCK, 0, true)
+	// Opened for writing, so the open meets every check a write does
+	// (the supervisor's hard-link check refuses one of a file that may
+	// have names outside the workspace). O_NONBLOCK: a FIFO must not
+	// wait for a reader.
+	ans, fd := w.open(dir, path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0, true)
 	if fd < 0 {
+		if unix.Errno(ans.Errno) == unix.ENXIO {
+			ans.Errno = int32(unix.EINVAL) // a FIFO without a reader
+		}
 		return ans
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return GuardAnswer{Errno: errnoOf(err)}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return GuardAnswer{Errno: int32(unix.EINVAL)}
+	}
 	return GuardAnswer{Errno: errnoOf(unix.Ftruncate(fd, int64(length)))}
 }
 
@@ -52,7 +66,7 @@ func (w *walker) attr(r *GuardRequest, dir1 int) GuardAnswer {
 	if err := unix.Fstat(obj, &st); err != nil {
 		return GuardAnswer{Errno: errnoOf(err)}
 	}
-	if w.p.roots[[2]uint64{st.Dev, st.Ino}] {
+	if w.p.roots[[2]uint64{st.Dev, st.Ino}] || w.p.heldLink(obj) {
 		return GuardAnswer{Errno: int32(unix.EPERM), Refused: true, Name: r.Path1}
 	}
 	var err error

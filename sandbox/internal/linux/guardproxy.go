@@ -98,6 +98,8 @@ type guardProxy struct {
 	workspace, home string
 	globalHooks     []string
 	configs         configCache
+	// linksBornBefore is GuardConfig.LinksBornBefore.
+	linksBornBefore int64
 }
 
 // runGuardProxy is the proxy's main; it never returns.
@@ -140,6 +142,7 @@ func runGuardProxy() {
 	}
 	p.globs = cfg.Globs
 	p.workspace, p.home, p.globalHooks = strings.TrimSuffix(cfg.Workspace, "/"), cfg.Home, cfg.GlobalHooks
+	p.linksBornBefore = cfg.LinksBornBefore
 	p.receive()
 }
 
@@ -387,6 +390,23 @@ func (w *walker) open(dir int, path []byte, flags int, mode uint32, truncating b
 		}
 		dir, path = parent, target
 	}
+}
+
+// heldLink reports whether obj is a file whose mode and owner are held
+// for the supervisor's hard-link check: a regular file with more than
+// one link, born before the run (or of unknown birth).
+func (p *guardProxy) heldLink(obj int) bool {
+	if p.linksBornBefore == 0 {
+		return false
+	}
+	var st unix.Statx_t
+	if err := unix.Statx(obj, "", unix.AT_EMPTY_PATH, unix.STATX_TYPE|unix.STATX_NLINK|unix.STATX_BTIME, &st); err != nil {
+		return true
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink <= 1 {
+		return false
+	}
+	return st.Mask&unix.STATX_BTIME == 0 || st.Btime.Sec*1e9+int64(st.Btime.Nsec) < p.linksBornBefore
 }
 
 // parent opens (O_PATH) the directory holding the last component of

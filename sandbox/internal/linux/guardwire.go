@@ -56,7 +56,12 @@ type GuardConfig struct {
 	// system git configs name (core.hooksPath): a relative one is taken
 	// in every repository's working tree, as git does.
 	GlobalHooks []string `json:"global_hooks,omitempty"`
-	Rlimits     []Rlimit `json:"rlimits,omitempty"`
+	// LinksBornBefore, when not 0, is the start of the run (Unix ns): a
+	// regular file with more than one link born before it (or of unknown
+	// birth) may not change mode or owner, since the supervisor judges
+	// at open whether such a file is a secret by its mode.
+	LinksBornBefore int64    `json:"links_born_before,omitempty"`
+	Rlimits         []Rlimit `json:"rlimits,omitempty"`
 }
 
 // GuardName is the entry Name in the directory Dir (device, inode).
