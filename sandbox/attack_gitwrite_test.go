@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,19 +57,7 @@ attempt("ordinary", ordinary)
 func TestAttackGitWriteInPlace(t *testing.T) {
 	sandboxtest.PlantSecrets(t)
 	ws := sandboxtest.GitWorkspace(t)
-	// Breadth first: the 20,001 entries of a/ come before b/c/repo.
-	many := filepath.Join(ws, "a")
-	must(t, os.Mkdir(many, 0o755))
-	for i := 0; i <= 20000; i++ {
-		f, err := os.Create(filepath.Join(many, fmt.Sprint(i)))
-		must(t, err)
-		f.Close()
-	}
-	repo := filepath.Join(ws, "b", "c", "repo")
-	must(t, os.MkdirAll(repo, 0o755))
-	gitSetup(t, repo, "init", "-q", ".")
-	gitSetup(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
-	gitSetup(t, ws, "config", "status.showUntrackedFiles", "no")
+	repo := repoBeyondSearchBound(t, ws)
 	cfg := filepath.Join(repo, ".git", "config")
 	hook := filepath.Join(repo, ".git", "hooks", "post-commit")
 	must(t, os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755))

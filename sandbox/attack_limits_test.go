@@ -27,19 +27,7 @@ import (
 func TestAttackNoSilentLimit(t *testing.T) {
 	sandboxtest.PlantSecrets(t)
 	ws := sandboxtest.GitWorkspace(t)
-	// Breadth first: the 20,001 entries of a/ come before b/c/repo.
-	many := filepath.Join(ws, "a")
-	must(t, os.Mkdir(many, 0o755))
-	for i := 0; i <= 20000; i++ {
-		f, err := os.Create(filepath.Join(many, fmt.Sprint(i)))
-		must(t, err)
-		f.Close()
-	}
-	repo := filepath.Join(ws, "b", "c", "repo")
-	must(t, os.MkdirAll(repo, 0o755))
-	gitSetup(t, repo, "init", "-q", ".")
-	gitSetup(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
-	gitSetup(t, ws, "config", "status.showUntrackedFiles", "no")
+	repo := repoBeyondSearchBound(t, ws)
 
 	sb := sandboxtest.New(t, preset, ws, nil)
 	marker := filepath.Join(sandboxtest.OutsideDir(t), "ran")
@@ -98,4 +86,25 @@ func statusOf(gs []sandbox.GuaranteeStatus, g profile.Guarantee) sandbox.Guarant
 		}
 	}
 	return sandbox.GuaranteeStatus{}
+}
+
+// repoBeyondSearchBound makes, in the git workspace ws, a nested
+// repository (b/c/repo, one commit) that a breadth-first search of the
+// workspace meets only after 20,001 other entries (the start's search
+// bound without the create guard), and returns its path.
+func repoBeyondSearchBound(t *testing.T, ws string) string {
+	t.Helper()
+	many := filepath.Join(ws, "a")
+	must(t, os.Mkdir(many, 0o755))
+	for i := 0; i <= 20000; i++ {
+		f, err := os.Create(filepath.Join(many, fmt.Sprint(i)))
+		must(t, err)
+		f.Close()
+	}
+	repo := filepath.Join(ws, "b", "c", "repo")
+	must(t, os.MkdirAll(repo, 0o755))
+	gitSetup(t, repo, "init", "-q", ".")
+	gitSetup(t, repo, "commit", "-q", "--allow-empty", "-m", "one")
+	gitSetup(t, ws, "config", "status.showUntrackedFiles", "no")
+	return repo
 }

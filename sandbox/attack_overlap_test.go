@@ -55,6 +55,14 @@ func waitFile(path string) bool {
 // both ended nothing of theirs is left at the top of the workspace: not
 // what was planted, not a placeholder.
 func TestAttackOverlappingRuns(t *testing.T) {
+	withAndWithoutGuard(t, overlappingRuns)
+}
+
+// withAndWithoutGuard runs test twice: under the create guard ("guard";
+// skipped on a host without one) and with it turned off
+// ("placeholders"), the way a host without seccomp user notification
+// runs.
+func withAndWithoutGuard(t *testing.T, test func(t *testing.T, guard bool)) {
 	for _, guard := range []bool{true, false} {
 		name := "guard"
 		if !guard {
@@ -66,7 +74,7 @@ func TestAttackOverlappingRuns(t *testing.T) {
 			} else if h := sandboxtest.New(t, preset, sandboxtest.Workspace(t), nil).Executor.Report().Host; !h.CreateGuard {
 				t.Skip("no create guard on this host: " + h.CreateGuardReason)
 			}
-			overlappingRuns(t, guard)
+			test(t, guard)
 		})
 	}
 }

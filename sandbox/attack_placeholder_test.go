@@ -53,20 +53,7 @@ func startReady(t *testing.T, sb *sandboxtest.Sandbox, script string, args ...st
 // and its placeholder is gone once the run ended; a placeholder the host
 // changed during the run is never removed.
 func TestAttackPlaceholders(t *testing.T) {
-	for _, guard := range []bool{true, false} {
-		name := "guard"
-		if !guard {
-			name = "placeholders"
-		}
-		t.Run(name, func(t *testing.T) {
-			if !guard {
-				t.Cleanup(sandbox.SetCreateGuardForTest(false))
-			} else if h := sandboxtest.New(t, preset, sandboxtest.Workspace(t), nil).Executor.Report().Host; !h.CreateGuard {
-				t.Skip("no create guard on this host: " + h.CreateGuardReason)
-			}
-			placeholders(t, guard)
-		})
-	}
+	withAndWithoutGuard(t, placeholders)
 }
 
 func placeholders(t *testing.T, guard bool) {
