@@ -178,7 +178,7 @@ func TestRunBudgetUsageErrors(t *testing.T) {
 		{[]string{"--pids", "1"}, "airlock: --pids 1: the command itself is the one process, so it could start no other (a shell, git, make and compilers all do, and fail with \"Resource temporarily unavailable\"); use 2 or more, 64 for a build\n"},
 		{[]string{"--workspace", ""}, "airlock: --workspace '': an empty path; name the project directory (--workspace .), or leave --workspace out to use the nearest one with .git or .airlock/\n"},
 		{[]string{"--max-output", "0"}, "airlock: --max-output 0: the command could print nothing at all; use a positive size such as 1MiB, or leave --max-output out for the profile's budget\n"},
-		{[]string{"--publish", "0"}, "airlock run: --publish 0: want [HOST_PORT:]PORT with ports from 1 to 65535, as in --publish 8000 or --publish 18000:8000\n"},
+		{[]string{"--publish", "0"}, "airlock run: --publish 0: want [[ADDR:]HOST_PORT:]PORT with ports from 1 to 65535 and ADDR an IP address, as in --publish 8000, --publish 18000:8000 or --publish 0.0.0.0:18000:8000\n"},
 		{[]string{"--tty=maybe"}, "airlock run: --tty maybe: want auto, always or never (--tty alone is always, --no-tty never)\n"},
 	} {
 		cmd := exec.Command(bin, append(append([]string{"run"}, c.args...), "--", "true")...)
