@@ -124,7 +124,9 @@ func overlappingRuns(t *testing.T, guard bool) {
 			}
 			must(t, os.WriteFile(filepath.Join(ws, "go"), nil, 0o644))
 			if !waitFile(filepath.Join(ws, "planted")) {
-				t.Fatal("the planting run never finished its script")
+				planting.Kill()
+				res, err := planting.Wait()
+				t.Fatalf("the planting run never finished its script: %v %+v", err, res)
 			}
 			for _, rel := range overlapPlanted {
 				if planted(ws, rel) {
@@ -157,3 +159,4 @@ func overlappingRuns(t *testing.T, guard bool) {
 		})
 	}
 }
+

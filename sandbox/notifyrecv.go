@@ -46,15 +46,26 @@ const receivers = 2
 
 // raisePriority makes the calling thread a real-time one at the lowest
 // real-time priority, or where it may not, tries nice -20; where neither
-// is allowed it stays as it is. A thread it clones would not inherit
+// is allowed it stays as it is. restore puts the thread back as it was. A thread it clones would not inherit
 // the class (SCHED_RESET_ON_FORK; the Go runtime starts new threads from
 // a thread of its own for a locked one anyway).
-func raisePriority() {
+func raisePriority() (restore func()) {
 	param := struct{ priority int32 }{1}
 	_, _, errno := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, unix.SCHED_FIFO|unix.SCHED_RESET_ON_FORK, uintptr(unsafe.Pointer(&param)))
-	if errno != 0 {
-		unix.Setpriority(unix.PRIO_PROCESS, 0, -20)
+	if errno == 0 {
+		return func() {
+			// Back to the ordinary class: lowering is always allowed.
+			param := struct{ priority int32 }{0}
+			unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, 0 /* SCHED_OTHER */, uintptr(unsafe.Pointer(&param)))
+		}
 	}
+	// getpriority(2)'s raw value is 20 - nice; PRIO_PROCESS with 0 is the
+	// calling thread on Linux.
+	was, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil || unix.Setpriority(unix.PRIO_PROCESS, 0, -20) != nil {
+		return func() {}
+	}
+	return func() { unix.Setpriority(unix.PRIO_PROCESS, 0, 20-was) }
 }
 
 // receiveWait bounds how long close waits for the receivers, which wake
@@ -90,10 +101,13 @@ func (b *connectBroker) startReceivers() error {
 func (b *connectBroker) receive(fd int) {
 	defer b.receiving.Done()
 	defer unix.Close(fd)
-	// Never unlocked: the thread ends with the goroutine, and its
-	// raised priority with it.
+	// The thread goes back to the runtime as it came, unlocked: a locked
+	// goroutine that returns ends its thread, and a run's helper forked
+	// from that thread earlier (Pdeathsig is per thread) would get its
+	// SIGKILL, ending another run that is still going.
 	runtime.LockOSThread()
-	raisePriority()
+	defer runtime.UnlockOSThread()
+	defer raisePriority()()
 	for {
 		n := new(seccompNotif)
 		_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_RECV), uintptr(unsafe.Pointer(n)))
