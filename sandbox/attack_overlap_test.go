@@ -159,4 +159,3 @@ func overlappingRuns(t *testing.T, guard bool) {
 		})
 	}
 }
-
