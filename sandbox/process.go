@@ -361,6 +361,10 @@ func (p *Process) spawn() error {
 		return &SetupError{Step: "send config", Err: werr}
 	}
 	switch {
+	case len(msg) == 0 && p.killedFor(StatusOutputLimitExceeded):
+		// The command ran, printed past its budget and was killed before
+		// the init could report the exec: a started run, which Wait
+		// reports as over its output budget.
 	case len(msg) == 0:
 		// Neither a message nor the exec marker: the helper died.
 		p.reapLocked()
@@ -461,6 +465,13 @@ func (p *Process) kill(why Status) {
 	if p.child != nil && p.child.Process != nil {
 		_ = p.child.Process.Signal(syscall.SIGKILL)
 	}
+}
+
+// killedFor reports whether the supervisor has ended the run for why.
+func (p *Process) killedFor(why Status) bool {
+	p.live.Lock()
+	defer p.live.Unlock()
+	return p.killedBy == why
 }
 
 // Signal sends sig to the command and has the effect it would have on an

@@ -171,6 +171,29 @@ func TestRunAudit(t *testing.T) {
 	}
 }
 
+// TestRunOutputOverBudgetAtOnce: a command that prints past its output
+// budget the moment it starts is a run over its budget, not a helper that
+// died before the command: the kill can reach the sandbox's init before
+// the init reports the exec. On one CPU the kill usually wins that race
+// (about 1 run in 10 lost it before the fix).
+func TestRunOutputOverBudgetAtOnce(t *testing.T) {
+	bin := buildAirlock(t)
+	ws := t.TempDir()
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("needs taskset (util-linux) to put the run on one CPU")
+	}
+	for i := 0; i < 25; i++ {
+		out, err := exec.Command(taskset, "-c", "0", bin, "run", "--workspace", ws, "--max-output", "16", "--", "sh", "-c", "yes").CombinedOutput()
+		if err == nil {
+			t.Fatal("a run over its output budget exited 0")
+		}
+		if !strings.Contains(string(out), "output budget exceeded") {
+			t.Fatalf("run %d: %s", i, out)
+		}
+	}
+}
+
 // TestSupervisorKilled: when airlock itself is killed outright, nothing of
 // the run survives it, and the cgroup it could not remove is removed by
 // the next airlock that starts.
