@@ -3,7 +3,6 @@ package profile
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -226,7 +225,7 @@ func New(s Spec) (*Profile, error) {
 		s.Require = append(s.Require, g.String())
 	}
 
-	enc, err := json.Marshal(s)
+	enc, err := specJSON(&s)
 	if err != nil {
 		return nil, fmt.Errorf("profile: encode for fingerprint: %w", err)
 	}

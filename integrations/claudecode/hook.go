@@ -117,9 +117,12 @@ func (h *Hook) block(in Input, err error, stderr io.Writer) int {
 // Claude Code less strict than it is alone, the hook gives no decision.
 // The audit event records the answer given, "defer" for none.
 func (h *Hook) Decide(ctx context.Context, in Input) Output {
-	ws := FindWorkspace(in.Cwd, "")
+	// One lookup: each walks up from cwd with a stat per marker and level.
+	var ws string
 	if h.Workspace != nil {
 		ws = h.Workspace(in.Cwd)
+	} else {
+		ws = FindWorkspace(in.Cwd, "")
 	}
 	rec := idRecorder{next: h.Recorder, session: in.SessionID, toolUse: in.ToolUseID}
 	// The gate's event is held back and written once the mode and the
