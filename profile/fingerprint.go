@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
+
+	"github.com/airlockhq/airlock/internal/jsonquote"
 )
 
 // specJSON returns json.Marshal(s), written field by field. The first
@@ -20,10 +22,10 @@ func specJSON(s *Spec) ([]byte, error) {
 	b = append(b, '{')
 	if s.Preset != "" {
 		b = jsonKey(b, "preset")
-		b = jsonString(b, s.Preset)
+		b = jsonquote.Append(b, s.Preset)
 	}
 	b = jsonKey(b, "workspace")
-	b = jsonString(b, s.Workspace)
+	b = jsonquote.Append(b, s.Workspace)
 	if s.ForceWorkspace {
 		b = jsonKey(b, "force_workspace")
 		b = append(b, "true"...)
@@ -61,7 +63,7 @@ func specJSON(s *Spec) ([]byte, error) {
 		b = append(b, '{')
 		for _, k := range keys {
 			b = jsonKey(b, k)
-			b = jsonString(b, s.Env.Set[k])
+			b = jsonquote.Append(b, s.Env.Set[k])
 		}
 		b = append(b, '}')
 	}
@@ -72,7 +74,7 @@ func specJSON(s *Spec) ([]byte, error) {
 	b = append(b, '{')
 	if n.Mode != "" {
 		b = jsonKey(b, "mode")
-		b = jsonString(b, n.Mode)
+		b = jsonquote.Append(b, n.Mode)
 	}
 	b = jsonList(b, "allow", n.Allow)
 	b = jsonList(b, "deny", n.Deny)
@@ -99,7 +101,7 @@ func specJSON(s *Spec) ([]byte, error) {
 	}
 	if g.WallTime != 0 {
 		b = jsonKey(b, "wall_time")
-		b = jsonString(b, durationText(g.WallTime))
+		b = jsonquote.Append(b, durationText(g.WallTime))
 	}
 	b = jsonSize(b, "output", g.Output)
 	b = jsonSize(b, "scratch", g.Scratch)
@@ -116,20 +118,20 @@ func specJSON(s *Spec) ([]byte, error) {
 			}
 			b = append(b, '{')
 			b = jsonKey(b, "rule")
-			b = jsonString(b, e.Rule)
+			b = jsonquote.Append(b, e.Rule)
 			if e.Source != "" {
 				b = jsonKey(b, "source")
-				b = jsonString(b, e.Source)
+				b = jsonquote.Append(b, e.Source)
 			}
 			b = jsonKey(b, "kernel")
 			b = strconv.AppendBool(b, e.Kernel)
 			if e.Mechanism != "" {
 				b = jsonKey(b, "mechanism")
-				b = jsonString(b, e.Mechanism)
+				b = jsonquote.Append(b, e.Mechanism)
 			}
 			if e.Note != "" {
 				b = jsonKey(b, "note")
-				b = jsonString(b, e.Note)
+				b = jsonquote.Append(b, e.Note)
 			}
 			b = append(b, '}')
 		}
@@ -150,7 +152,7 @@ func jsonKey(b []byte, k string) []byte {
 	if b[len(b)-1] != '{' {
 		b = append(b, ',')
 	}
-	b = jsonString(b, k)
+	b = jsonquote.Append(b, k)
 	return append(b, ':')
 }
 
@@ -165,7 +167,7 @@ func jsonList(b []byte, k string, list []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonString(b, v)
+		b = jsonquote.Append(b, v)
 	}
 	return append(b, ']')
 }
@@ -176,21 +178,5 @@ func jsonSize(b []byte, k string, s Size) []byte {
 		return b
 	}
 	b = jsonKey(b, k)
-	return jsonString(b, s.String())
-}
-
-// jsonString appends s quoted as encoding/json quotes it. Paths and names
-// are plain printable ASCII; anything else (a quote, a backslash, the
-// HTML characters json escapes, control bytes, non-ASCII) goes to
-// json.Marshal itself rather than a copy of its escaping rules.
-func jsonString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	return jsonquote.Append(b, s.String())
 }
