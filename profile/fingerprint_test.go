@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 	"testing"
 )
@@ -90,5 +91,20 @@ func TestSpecJSON(t *testing.T) {
 	}
 	if _, err := specJSON(&s); err == nil {
 		t.Error("specJSON accepted a NaN budgets.cpu")
+	}
+}
+
+// TestIsEnvName: the loop accepts what the regexps it replaced accepted,
+// ^[A-Za-z_][A-Za-z0-9_]*$ and, with star, a trailing * too.
+func TestIsEnvName(t *testing.T) {
+	name := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	pattern := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+	for _, s := range []string{"", "*", "A", "_", "a1", "1a", "LC_*", "LC_**", "*LC", "A-B", "A B", "PATH", "x\n", "é", "Z9_z", "9", "_9", "A*B", "a.b"} {
+		if got, want := isEnvName(s, false), name.MatchString(s); got != want {
+			t.Errorf("isEnvName(%q, false) = %v; want %v", s, got, want)
+		}
+		if got, want := isEnvName(s, true), pattern.MatchString(s); got != want {
+			t.Errorf("isEnvName(%q, true) = %v; want %v", s, got, want)
+		}
 	}
 }

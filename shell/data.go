@@ -2,6 +2,7 @@ package shell
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/airlockhq/airlock/tool"
 	"mvdan.cc/sh/v3/syntax"
@@ -54,9 +55,11 @@ const maxDataUses = 4096
 
 // numericParams are the special parameters and shell variables whose value
 // is always a number.
-var numericParams = map[string]bool{"#": true, "?": true, "$": true, "!": true,
-	"RANDOM": true, "SRANDOM": true, "LINENO": true, "SECONDS": true, "EPOCHSECONDS": true,
-	"BASHPID": true, "PPID": true, "UID": true, "EUID": true, "OPTIND": true, "HISTCMD": true}
+var numericParams = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"#": true, "?": true, "$": true, "!": true,
+		"RANDOM": true, "SRANDOM": true, "LINENO": true, "SECONDS": true, "EPOCHSECONDS": true,
+		"BASHPID": true, "PPID": true, "UID": true, "EUID": true, "OPTIND": true, "HISTCMD": true}
+})
 
 // recordValue notes that name was assigned value.
 func (w *bashWalker) recordValue(name, value string) {
@@ -167,7 +170,7 @@ func isName(s string) bool {
 
 // useVar notes that the value of name is evaluated as code at text.
 func (w *bashWalker) useVar(name, text, via string) {
-	if numericParams[name] && w.data.vars[name] == nil {
+	if numericParams()[name] && w.data.vars[name] == nil {
 		return
 	}
 	if len(w.data.uses) >= maxDataUses {
@@ -204,7 +207,7 @@ func (w *bashWalker) inert(name string, depth int) bool {
 	v := w.data.vars[name]
 	switch {
 	case v == nil:
-		return numericParams[name]
+		return numericParams()[name]
 	case w.data.poisoned || v.unknown || depth > 8:
 		return false
 	}
