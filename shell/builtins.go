@@ -1,9 +1,6 @@
 package shell
 
-import (
-	"strings"
-	"sync"
-)
+import "strings"
 
 // Ordinary work is allowed. A careful reviewer reads "cd web && npm test",
 // "NODE_ENV=production npm run build", "export CI=true; npm test" and
@@ -19,7 +16,7 @@ import (
 
 // inertBuiltins are the builtins that only change the shell's own state
 // (or nothing), with the check of their arguments.
-var inertBuiltins = sync.OnceValue(func() map[string]func(args []shWord) bool {
+var inertBuiltins = table[map[string]func(args []shWord) bool]{build: func() map[string]func(args []shWord) bool {
 	return map[string]func(args []shWord) bool{
 		"cd": anyArgs, "pushd": anyArgs, "popd": anyArgs, "dirs": anyArgs,
 		":": anyArgs, "true": anyArgs, "false": anyArgs,
@@ -32,7 +29,7 @@ var inertBuiltins = sync.OnceValue(func() map[string]func(args []shWord) bool {
 		// prints where a name is.
 		"command": anyArgs, "builtin": anyArgs,
 	}
-})
+}}
 
 func anyArgs([]shWord) bool { return true }
 
@@ -67,7 +64,7 @@ func inertBuiltin(words []shWord) bool {
 	if !ok {
 		return false
 	}
-	check, ok := inertBuiltins()[name]
+	check, ok := inertBuiltins.get()[name]
 	return ok && check(words[1:])
 }
 
@@ -88,7 +85,7 @@ func inertAssignments(assigns []shWord) bool {
 // follow; riskyPrefixes are families of them. (The variables whose value
 // is a program or code, such as GIT_SSH_COMMAND, EDITOR, BASH_ENV and
 // PROMPT_COMMAND, are followed: their value is a requirement of its own.)
-var riskyVariables = sync.OnceValue(func() map[string]bool {
+var riskyVariables = table[map[string]bool]{build: func() map[string]bool {
 	return map[string]bool{
 		"PATH": true, "IFS": true, "CDPATH": true, "HOME": true, "SHELLOPTS": true, "BASHOPTS": true,
 		"GLOBIGNORE": true, "BROWSER": true, "SHELL": true, "TMPDIR": false,
@@ -100,7 +97,7 @@ var riskyVariables = sync.OnceValue(func() map[string]bool {
 		"LDFLAGS": true, "RUSTFLAGS": true, "RUSTC": true, "RUSTC_WRAPPER": true, "RUBYOPT": true,
 		"RUBYLIB": true, "PERLLIB": true, "LESS": true, "LESSKEY": true, "SSH_AUTH_SOCK": false,
 	}
-})
+}}
 
 var riskyPrefixes = []string{"LD_", "DYLD_", "GIT_", "PYTHON", "PERL5", "PERL_", "GEM_", "BUNDLE_",
 	"CGO_CFLAGS", "CGO_CPPFLAGS", "CGO_CXXFLAGS", "CGO_LDFLAGS", "CARGO_", "npm_config_", "NPM_CONFIG_",
@@ -108,11 +105,11 @@ var riskyPrefixes = []string{"LD_", "DYLD_", "GIT_", "PYTHON", "PERL5", "PERL_",
 
 // harmlessGit are git's variables that only set what a commit records or
 // whether git prompts.
-var harmlessGit = sync.OnceValue(func() map[string]bool {
+var harmlessGit = table[map[string]bool]{build: func() map[string]bool {
 	return map[string]bool{"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_AUTHOR_DATE": true,
 		"GIT_COMMITTER_NAME": true, "GIT_COMMITTER_EMAIL": true, "GIT_COMMITTER_DATE": true,
 		"GIT_TERMINAL_PROMPT": true}
-})
+}}
 
 // inertVariable reports whether setting variable name changes no program
 // beyond what the walker follows.
@@ -120,13 +117,13 @@ func inertVariable(name string) bool {
 	if name == "" || !isName(name) {
 		return false // "a[$(x)]=1" and the like: data.go decides it
 	}
-	if _, ok := envCommands()[name]; ok {
+	if _, ok := envCommands.get()[name]; ok {
 		return true // its value is a program run: a requirement of its own
 	}
-	if harmlessGit()[name] {
+	if harmlessGit.get()[name] {
 		return true
 	}
-	if risky, ok := riskyVariables()[name]; ok {
+	if risky, ok := riskyVariables.get()[name]; ok {
 		return !risky
 	}
 	for _, p := range riskyPrefixes {

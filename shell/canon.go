@@ -3,7 +3,6 @@ package shell
 import (
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/airlockhq/airlock/tool"
 )
@@ -57,7 +56,7 @@ func canonical(words []shWord) *tool.CommandForm {
 		}
 	}
 	prog := name[strings.LastIndexByte(name, '/')+1:]
-	spec, known := canonSpecs()[prog]
+	spec, known := canonSpecs.get()[prog]
 	switch prog {
 	case "git":
 		var sub string
@@ -68,7 +67,7 @@ func canonical(words []shWord) *tool.CommandForm {
 		}
 		c.Global = global
 		c.Words = []string{sub}
-		spec, known = gitCanonSpecs()[sub]
+		spec, known = gitCanonSpecs.get()[sub]
 	case "npm":
 		var sub string
 		args, sub = npmCanonSubcommand(args)
@@ -114,8 +113,8 @@ type canonSpec struct {
 	operand func(string) bool
 }
 
-var canonSpecs = sync.OnceValue(func() map[string]canonSpec {
-	return map[string]canonSpec{
+var canonSpecs = table[map[string]canonSpec]{build: func() map[string]canonSpec {
+	m := map[string]canonSpec{
 		"rm": {alias: map[string]string{"-R": "-r", "--recursive": "-r", "--force": "-f", "--dir": "-d",
 			"--verbose": "-v", "--interactive": "-i"}, flags: []string{"no-preserve-root", "preserve-root", "one-file-system"}},
 		"cp": {values: "tS", long: []string{"target-directory", "suffix"}, alias: map[string]string{"-R": "-r",
@@ -140,11 +139,10 @@ var canonSpecs = sync.OnceValue(func() map[string]canonSpec {
 			"--remote-header-name": "-J", "--get": "-G", "--globoff": "-g", "--continue-at": "-C", "--config": "-K",
 			"--netrc": "-n", "--write-out": "-w"}},
 	}
-})
-
-func init() {
-	canonSpecs()["chgrp"] = canonSpecs()["chown"]
-}
+	// chgrp takes chown's options.
+	m["chgrp"] = m["chown"]
+	return m
+}}
 
 // split parses args into flags and the rest. It fails on an option with
 // a blank in it ("-'0 0'"), which rule text could not name.

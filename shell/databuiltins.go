@@ -1,13 +1,10 @@
 package shell
 
-import (
-	"strings"
-	"sync"
-)
+import "strings"
 
 // dataBuiltins are the builtins that evaluate their operands as numbers
 // or names, or run code from data.
-var dataBuiltins = sync.OnceValue(func() map[string]func(w *bashWalker, name string, args []shWord, in dirSet) {
+var dataBuiltins = table[map[string]func(w *bashWalker, name string, args []shWord, in dirSet)]{build: func() map[string]func(w *bashWalker, name string, args []shWord, in dirSet) {
 	return map[string]func(w *bashWalker, name string, args []shWord, in dirSet){
 		"test": testData, "[": testData,
 		"printf": printfData,
@@ -18,7 +15,7 @@ var dataBuiltins = sync.OnceValue(func() map[string]func(w *bashWalker, name str
 		"source": sourceData, ".": sourceData,
 		"alias": aliasData,
 	}
-})
+}}
 
 // testData: test and [ evaluate the operands of -eq, -ne, -lt, -le, -gt
 // and -ge as arithmetic, and -v's operand as a name.

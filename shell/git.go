@@ -4,14 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/airlockhq/airlock/tool"
 )
 
 // gitCanonSpecs are the options of the git subcommands that rules
 // commonly name.
-var gitCanonSpecs = sync.OnceValue(func() map[string]canonSpec {
+var gitCanonSpecs = table[map[string]canonSpec]{build: func() map[string]canonSpec {
 	return map[string]canonSpec{
 		"push": {values: "o", long: []string{"repo", "receive-pack", "exec", "push-option"}, alias: map[string]string{
 			"--force": "-f", "--set-upstream": "-u", "--dry-run": "-n", "--verbose": "-v", "--quiet": "-q",
@@ -30,13 +29,13 @@ var gitCanonSpecs = sync.OnceValue(func() map[string]canonSpec {
 		"reset":    {long: []string{"pathspec-from-file"}, flags: []string{"hard", "soft", "mixed", "merge", "keep"}},
 		"checkout": {values: "bB", alias: map[string]string{"--force": "-f", "--quiet": "-q"}},
 	}
-})
+}}
 
 // gitCanonAliases are git subcommands that are other spellings of one
 // action.
-var gitCanonAliases = sync.OnceValue(func() map[string]string {
+var gitCanonAliases = table[map[string]string]{build: func() map[string]string {
 	return map[string]string{"send-pack": "push", "http-push": "push", "fetch-pack": "fetch"}
-})
+}}
 
 // gitCanonSubcommand returns the words after git's subcommand, the
 // subcommand ("" when it is not known) and the global options that
@@ -51,7 +50,7 @@ func gitCanonSubcommand(args []shWord) ([]shWord, string, []string) {
 		switch {
 		case !lit:
 			return args, "", nil
-		case a == "-C" || gitGlobalArgs()[a]:
+		case a == "-C" || gitGlobalArgs.get()[a]:
 			if i+1 < len(args) {
 				global = append(global, a+" "+args[i+1].shape(false))
 			} else {
@@ -59,7 +58,7 @@ func gitCanonSubcommand(args []shWord) ([]shWord, string, []string) {
 			}
 			i++
 		case !strings.HasPrefix(a, "-"):
-			if to, ok := gitCanonAliases()[a]; ok {
+			if to, ok := gitCanonAliases.get()[a]; ok {
 				a = to
 			}
 			return args[i+1:], a, global
@@ -83,10 +82,10 @@ func gitWhereOption(a string) bool {
 
 // gitGlobalArgs are git's options before the subcommand that take the
 // next word as their argument.
-var gitGlobalArgs = sync.OnceValue(func() map[string]bool {
+var gitGlobalArgs = table[map[string]bool]{build: func() map[string]bool {
 	return map[string]bool{"-c": true, "--git-dir": true, "--work-tree": true,
 		"--namespace": true, "--config-env": true, "--super-prefix": true, "--attr-source": true}
-})
+}}
 
 var gitCloneSpec = optSpec{short: "obucj", long: []string{"origin", "branch", "upload-pack",
 	"template", "reference", "reference-if-able", "separate-git-dir", "depth", "shallow-since",
@@ -155,7 +154,7 @@ func gitSubcommand(args []shWord, in dirSet) (int, dirSet) {
 		case a == "-C" && i+1 < len(args):
 			i++
 			in = chdir(in, args[i])
-		case gitGlobalArgs()[a]:
+		case gitGlobalArgs.get()[a]:
 			i++
 		case !strings.HasPrefix(a, "-"):
 			return i, in

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"github.com/airlockhq/airlock/tool"
-	"sync"
 )
 
 // gitOutputSpecs are the git subcommands with an option that writes a
@@ -12,7 +11,7 @@ import (
 // DIR (a tree of patches) and bundle create's FILE. Each is a write of
 // that file, decided like a redirection to it ("git log --output=.bashrc"
 // is "git log > .bashrc").
-var gitOutputSpecs = sync.OnceValue(func() map[string]optSpec {
+var gitOutputSpecs = table[map[string]optSpec]{build: func() map[string]optSpec {
 	return map[string]optSpec{
 		"log": gitDiffOutput, "show": gitDiffOutput, "diff": gitDiffOutput, "whatchanged": gitDiffOutput,
 		"diff-tree": gitDiffOutput, "diff-index": gitDiffOutput, "diff-files": gitDiffOutput,
@@ -23,7 +22,7 @@ var gitOutputSpecs = sync.OnceValue(func() map[string]optSpec {
 		"archive": {short: "o", exact: true, long: []string{"output", "format", "prefix", "remote", "exec", "add-file",
 			"add-virtual-file", "mtime"}},
 	}
-})
+}}
 
 // gitDiffOutput: the diff option that matters here (every other diff
 // option takes its value after "=" or none). Neither the diff options nor
@@ -46,7 +45,7 @@ func (w *bashWalker) gitOutputs(sub string, rest []shWord, in dirSet) {
 		}
 		return
 	}
-	spec, ok := gitOutputSpecs()[sub]
+	spec, ok := gitOutputSpecs.get()[sub]
 	if !ok {
 		return
 	}

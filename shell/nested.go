@@ -2,7 +2,6 @@ package shell
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/airlockhq/airlock/tool"
 )
@@ -96,7 +95,7 @@ func (w *bashWalker) runsUnknown(what, via string) {
 // optionCommands are the commands whose options or operands name other
 // commands and that have no effects of their own modelled elsewhere (for
 // ssh, scp, rsync, tar, nc and git see their operand functions).
-var optionCommands = sync.OnceValue(func() map[string]func(w *bashWalker, name string, args []shWord, in dirSet) {
+var optionCommands = table[map[string]func(w *bashWalker, name string, args []shWord, in dirSet)]{build: func() map[string]func(w *bashWalker, name string, args []shWord, in dirSet) {
 	return map[string]func(w *bashWalker, name string, args []shWord, in dirSet){
 		"su": suPrograms, "runuser": suPrograms,
 		"sg":     sgPrograms,
@@ -112,7 +111,7 @@ var optionCommands = sync.OnceValue(func() map[string]func(w *bashWalker, name s
 		"go":      goPrograms, "make": makePrograms, "gmake": makePrograms, "man": manPrograms,
 		"npm": npmPrograms, "npx": npmPrograms, "pnpm": npmPrograms, "yarn": npmPrograms, "bunx": npmPrograms,
 	}
-})
+}}
 
 // assignment adds the program a "NAME=value" word sets, when NAME is one
 // of envCommands.
@@ -126,7 +125,7 @@ func (w *bashWalker) assignment(word shWord, in dirSet) {
 	if w.codeVariable(name, word.slice(eq+1), in) {
 		return
 	}
-	shell, ok := envCommands()[name]
+	shell, ok := envCommands.get()[name]
 	if !ok {
 		return
 	}

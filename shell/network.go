@@ -4,13 +4,12 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/airlockhq/airlock/tool"
 )
 
 // defaultPorts are the ports of the URL schemes network commands use.
-var defaultPorts = sync.OnceValue(func() map[string]string {
+var defaultPorts = table[map[string]string]{build: func() map[string]string {
 	return map[string]string{
 		"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21", "ftps": "990",
 		"sftp": "22", "scp": "22", "ssh": "22", "git+ssh": "22", "ssh+git": "22", "git": "9418",
@@ -19,7 +18,7 @@ var defaultPorts = sync.OnceValue(func() map[string]string {
 		"smtp": "25", "smtps": "465", "smb": "445", "smbs": "445", "mqtt": "1883", "rtsp": "554",
 		"tftp": "69",
 	}
-})
+}}
 
 // connect adds a network.connect requirement for host and port, in the
 // form URLTarget gives (NormalizeHost; IPv6 in brackets). A host that
@@ -123,7 +122,7 @@ func (w *bashWalker) connectURL(word shWord, defScheme, via string, in dirSet) {
 		ok = false
 	}
 	if ok {
-		if host, port, ok := splitAuthority(authority, defaultPorts()[scheme]); ok {
+		if host, port, ok := splitAuthority(authority, defaultPorts.get()[scheme]); ok {
 			w.connect(host, port, via)
 			return
 		}

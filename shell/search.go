@@ -2,25 +2,23 @@ package shell
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/airlockhq/airlock/tool"
 )
+
+// searchSpec is one entry of searchSpecs.
+type searchSpec struct {
+	spec      optSpec
+	patterns  []string // options that give the pattern
+	noPattern []string // options after which every operand is a path
+}
 
 // searchSpecs are the recursive searchers (ripgrep, the silver searcher,
 // ack, git grep): PATTERN [PATH...], every PATH a tree, the working
 // directory when none is given. short lists the options with an
 // argument; noPattern the options after which no PATTERN operand comes.
-var searchSpecs = sync.OnceValue(func() map[string]struct {
-	spec      optSpec
-	patterns  []string // options that give the pattern
-	noPattern []string // options after which every operand is a path
-} {
-	return map[string]struct {
-		spec      optSpec
-		patterns  []string // options that give the pattern
-		noPattern []string // options after which every operand is a path
-	}{
+var searchSpecs = table[map[string]searchSpec]{build: func() map[string]searchSpec {
+	return map[string]searchSpec{
 		"rg": {spec: optSpec{short: "ABCdEefgjMmrTt", long: []string{"after-context", "before-context",
 			"context", "max-depth", "encoding", "regexp", "file", "glob", "iglob", "threads", "max-columns",
 			"max-count", "replace", "type", "type-not", "type-add", "type-clear", "ignore-file", "pre",
@@ -35,7 +33,7 @@ var searchSpecs = sync.OnceValue(func() map[string]struct {
 			"match", "max-count", "type", "ignore-dir", "ignore-file", "output", "files-from"}},
 			patterns: []string{"--match"}, noPattern: []string{"-f", "-g"}},
 	}
-})
+}}
 
 // grepRecursive reports grep's -r, -R, --recursive,
 // --dereference-recursive and -d/--directories recurse.

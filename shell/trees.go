@@ -2,7 +2,6 @@ package shell
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/airlockhq/airlock/tool"
 )
@@ -18,7 +17,7 @@ import (
 
 // treeReaders are the commands whose reads are Tree reads, with when: nil
 // for always, else a check of the arguments (a recursive option).
-var treeReaders = sync.OnceValue(func() map[string]func(args []shWord) bool {
+var treeReaders = table[map[string]func(args []shWord) bool]{build: func() map[string]func(args []shWord) bool {
 	return map[string]func(args []shWord) bool{
 		"grep":  grepRecursive,
 		"egrep": grepRecursive,
@@ -33,14 +32,14 @@ var treeReaders = sync.OnceValue(func() map[string]func(args []shWord) bool {
 		"ls":    shortOrLong("R", "recursive"),
 		"tree":  nil,
 	}
-})
+}}
 
 // treeWriters are the commands whose writes are Tree writes, with when:
 // a recursive remove or copy changes everything beneath its operand, a
 // move takes a directory whole, an extraction writes anywhere beneath
 // its target. A deny rule about a path inside (Write(.git/hooks/**))
 // then holds against "mv evil .git" or "tar x" into the workspace.
-var treeWriters = sync.OnceValue(func() map[string]func(args []shWord) bool {
+var treeWriters = table[map[string]func(args []shWord) bool]{build: func() map[string]func(args []shWord) bool {
 	return map[string]func(args []shWord) bool{
 		"rm":    shortOrLong("rR", "recursive"),
 		"mv":    nil,
@@ -49,7 +48,7 @@ var treeWriters = sync.OnceValue(func() map[string]func(args []shWord) bool {
 		"scp":   shortOrLong("r", "recursive"),
 		"tar":   func(args []shWord) bool { return !tarArchives(args) || tarExtracts(args) },
 	}
-})
+}}
 
 // shortOrLong returns a check for any of the short option letters (in a
 // cluster before an option that takes an argument) or the long options.
@@ -86,7 +85,7 @@ func shortOrLong(short string, long ...string) func([]shWord) bool {
 // once they are added.
 func (w *bashWalker) treeOperands(name string, args []shWord, in dirSet) (done func()) {
 	start := len(w.reqs)
-	if s, ok := searchSpecs()[name]; ok {
+	if s, ok := searchSpecs.get()[name]; ok {
 		w.searchOperands(name, args, in, s.spec, s.patterns, s.noPattern)
 	}
 	switch name {
@@ -101,9 +100,9 @@ func (w *bashWalker) treeOperands(name string, args []shWord, in dirSet) (done f
 	case "jq", "gojq", "jaq":
 		w.jqOperands(name, args, in)
 	}
-	check, reads := treeReaders()[name]
+	check, reads := treeReaders.get()[name]
 	reads = reads && (check == nil || check(args))
-	wcheck, writes := treeWriters()[name]
+	wcheck, writes := treeWriters.get()[name]
 	writes = writes && (wcheck == nil || wcheck(args))
 	if !reads && !writes {
 		return func() {}
