@@ -2,6 +2,8 @@ package audit
 
 import (
 	"encoding/json"
+	"sort"
+	"strconv"
 	"time"
 
 	"github.com/airlockhq/airlock/internal/jsonquote"
@@ -10,8 +12,9 @@ import (
 // eventJSON returns json.Marshal(e), written field by field. Most
 // processes that append write one line (a hook call, a run), and their
 // first json.Marshal of an Event builds encoding/json's reflection tables
-// for it, which costs more than the rest of the line's encoding. Detail,
-// free-form, is still encoded by encoding/json. TestEventJSON compares the
+// for it, which costs more than the rest of the line's encoding. Detail's
+// values other than ints, strings and bools are still encoded by
+// encoding/json. TestEventJSON compares the
 // two for an Event with every field set, so a field added to Event and
 // not here fails there.
 func eventJSON(e *Event) ([]byte, error) {
@@ -42,12 +45,45 @@ func eventJSON(e *Event) ([]byte, error) {
 	}
 	b = member(b, "profile", e.Profile, true)
 	if len(e.Detail) > 0 {
-		d, err := json.Marshal(e.Detail)
-		if err != nil {
+		b = append(b, `,"detail":`...)
+		var err error
+		if b, err = appendDetail(b, e.Detail); err != nil {
 			return nil, err
 		}
-		b = append(b, `,"detail":`...)
-		b = append(b, d...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendDetail appends d as json.Marshal writes a map[string]any: keys
+// sorted, ints, strings and bools written here, any other value by
+// json.Marshal itself.
+func appendDetail(b []byte, d map[string]any) ([]byte, error) {
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonquote.Append(b, k)
+		b = append(b, ':')
+		switch v := d[k].(type) {
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case string:
+			b = jsonquote.Append(b, v)
+		case bool:
+			b = strconv.AppendBool(b, v)
+		default:
+			j, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, j...)
+		}
 	}
 	return append(b, '}'), nil
 }

@@ -28,7 +28,7 @@ func TestEventJSON(t *testing.T) {
 			case *Requirement:
 				f.Set(reflect.ValueOf(&Requirement{Kind: text + "kind", Target: text + "target"}))
 			case map[string]any:
-				f.Set(reflect.ValueOf(map[string]any{"n": 3, text: []string{text}, "id": struct {
+				f.Set(reflect.ValueOf(map[string]any{"n": 3, "neg": -7, "yes": true, "no": false, "s": text, text: []string{text}, "f": 1.5, "nil": nil, "id": struct {
 					A string `json:"a,omitempty"`
 				}{text}}))
 			default:
