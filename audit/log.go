@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -90,7 +89,7 @@ func (l *Log) Append(e Event) error {
 		e.Time = time.Now()
 	}
 	e.Time = e.Time.UTC()
-	line, err := json.Marshal(e)
+	line, err := eventJSON(&e)
 	if err != nil {
 		return fmt.Errorf("audit: encoding a %q event: %w", e.Type, err)
 	}

@@ -3,14 +3,12 @@ package profile
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -120,13 +118,13 @@ func New(s Spec) (*Profile, error) {
 	s.Filesystem.Protected = sortedUnique(s.Filesystem.Protected)
 
 	for _, name := range s.Env.Allow {
-		if !envPattern.MatchString(name) {
+		if !isEnvName(name, true) {
 			return nil, &FieldError{Field: "env.allow", Value: name, Fix: "use a variable name, optionally ending in * (LC_*)"}
 		}
 	}
 	s.Env.Allow = sortedUnique(s.Env.Allow)
 	for k := range s.Env.Set {
-		if !envName.MatchString(k) {
+		if !isEnvName(k, false) {
 			return nil, &FieldError{Field: "env.set", Value: k, Fix: "use a variable name of letters, digits and _"}
 		}
 	}
@@ -226,7 +224,7 @@ func New(s Spec) (*Profile, error) {
 		s.Require = append(s.Require, g.String())
 	}
 
-	enc, err := json.Marshal(s)
+	enc, err := specJSON(&s)
 	if err != nil {
 		return nil, fmt.Errorf("profile: encode for fingerprint: %w", err)
 	}
@@ -234,10 +232,22 @@ func New(s Spec) (*Profile, error) {
 	return &Profile{spec: s, fingerprint: hex.EncodeToString(sum[:]), require: req}, nil
 }
 
-var (
-	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
-	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+// isEnvName reports whether s is a variable name of letters, digits and
+// _ not starting with a digit, with star a trailing * allowed too (LC_*).
+// A loop, not a regexp: a package-level regexp is compiled at the start
+// of every airlock process, whatever it runs.
+func isEnvName(s string, star bool) bool {
+	if star && strings.HasSuffix(s, "*") {
+		s = s[:len(s)-1]
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '_' && (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // absPath makes p absolute: "~/" is the caller's home, $WORKSPACE the
 // workspace; anything else relative is an error naming the field.

@@ -97,8 +97,25 @@ func (src Sources) home() string {
 // the line and the rule, and no Set is returned: a broken policy must not
 // silently become a weaker one.
 func Load(src Sources) (*Set, error) {
+	set, _, err := LoadFiles(src)
+	return set, err
+}
+
+// FileData is a rule file that exists and the bytes of it that were
+// parsed.
+type FileData struct {
+	File
+	Data []byte
+}
+
+// LoadFiles is Load, also returning the files that exist, strongest layer
+// first, with what was read of them: a caller that wants more from the
+// same files (the workspace's "sandbox = true") reads the bytes the rules
+// came from instead of opening every file again.
+func LoadFiles(src Sources) (*Set, []FileData, error) {
 	base := Base{Cwd: src.Workspace, Home: src.home()}
 	var all []*Rule
+	var found []FileData
 	var errs []error
 	for _, f := range src.Files() {
 		data, err := os.ReadFile(f.Path)
@@ -109,6 +126,7 @@ func Load(src Sources) (*Set, error) {
 			errs = append(errs, fmt.Errorf("rules: %s layer: %w", f.Layer, err))
 			continue
 		}
+		found = append(found, FileData{File: f, Data: data})
 		b := base
 		b.Root = f.Root
 		var rs []*Rule
@@ -124,9 +142,9 @@ func Load(src Sources) (*Set, error) {
 		all = append(all, rs...)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return NewSet(all), nil
+	return NewSet(all), found, nil
 }
 
 // FileError is an error in a rule file: the file, the line (0 when the

@@ -16,18 +16,20 @@ import "strings"
 
 // inertBuiltins are the builtins that only change the shell's own state
 // (or nothing), with the check of their arguments.
-var inertBuiltins = map[string]func(args []shWord) bool{
-	"cd": anyArgs, "pushd": anyArgs, "popd": anyArgs, "dirs": anyArgs,
-	":": anyArgs, "true": anyArgs, "false": anyArgs,
-	"set": anyArgs, "shopt": anyArgs, "shift": anyArgs, "break": anyArgs, "continue": anyArgs,
-	"return": anyArgs, "exit": anyArgs, "wait": anyArgs, "umask": anyArgs, "read": anyArgs,
-	"export": inertDeclaration(""), "readonly": inertDeclaration("rp"),
-	"declare": inertDeclaration("rxp"), "typeset": inertDeclaration("rxp"), "local": inertDeclaration("rx"),
-	// command and builtin only choose how the name is looked up: the
-	// command they run (unwrap) is the requirement; "command -v" only
-	// prints where a name is.
-	"command": anyArgs, "builtin": anyArgs,
-}
+var inertBuiltins = table[map[string]func(args []shWord) bool]{build: func() map[string]func(args []shWord) bool {
+	return map[string]func(args []shWord) bool{
+		"cd": anyArgs, "pushd": anyArgs, "popd": anyArgs, "dirs": anyArgs,
+		":": anyArgs, "true": anyArgs, "false": anyArgs,
+		"set": anyArgs, "shopt": anyArgs, "shift": anyArgs, "break": anyArgs, "continue": anyArgs,
+		"return": anyArgs, "exit": anyArgs, "wait": anyArgs, "umask": anyArgs, "read": anyArgs,
+		"export": inertDeclaration(""), "readonly": inertDeclaration("rp"),
+		"declare": inertDeclaration("rxp"), "typeset": inertDeclaration("rxp"), "local": inertDeclaration("rx"),
+		// command and builtin only choose how the name is looked up: the
+		// command they run (unwrap) is the requirement; "command -v" only
+		// prints where a name is.
+		"command": anyArgs, "builtin": anyArgs,
+	}
+}}
 
 func anyArgs([]shWord) bool { return true }
 
@@ -62,7 +64,7 @@ func inertBuiltin(words []shWord) bool {
 	if !ok {
 		return false
 	}
-	check, ok := inertBuiltins[name]
+	check, ok := inertBuiltins.get()[name]
 	return ok && check(words[1:])
 }
 
@@ -83,17 +85,19 @@ func inertAssignments(assigns []shWord) bool {
 // follow; riskyPrefixes are families of them. (The variables whose value
 // is a program or code, such as GIT_SSH_COMMAND, EDITOR, BASH_ENV and
 // PROMPT_COMMAND, are followed: their value is a requirement of its own.)
-var riskyVariables = map[string]bool{
-	"PATH": true, "IFS": true, "CDPATH": true, "HOME": true, "SHELLOPTS": true, "BASHOPTS": true,
-	"GLOBIGNORE": true, "BROWSER": true, "SHELL": true, "TMPDIR": false,
-	"NODE_OPTIONS": true, "NODE_PATH": true, "CLASSPATH": true, "JAVA_TOOL_OPTIONS": true,
-	"_JAVA_OPTIONS": true, "JDK_JAVA_OPTIONS": true, "GCONV_PATH": true, "LOCPATH": true,
-	"MAKEFLAGS": true, "MAKEFILES": true, "MFLAGS": true, "GOFLAGS": true, "GOENV": true,
-	"GOTOOLCHAIN": true, "GOROOT": true, "GOPATH": true, "GOBIN": true, "CC": true, "CXX": true,
-	"CPP": true, "LD": true, "AR": true, "CFLAGS": true, "CXXFLAGS": true, "CPPFLAGS": true,
-	"LDFLAGS": true, "RUSTFLAGS": true, "RUSTC": true, "RUSTC_WRAPPER": true, "RUBYOPT": true,
-	"RUBYLIB": true, "PERLLIB": true, "LESS": true, "LESSKEY": true, "SSH_AUTH_SOCK": false,
-}
+var riskyVariables = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{
+		"PATH": true, "IFS": true, "CDPATH": true, "HOME": true, "SHELLOPTS": true, "BASHOPTS": true,
+		"GLOBIGNORE": true, "BROWSER": true, "SHELL": true, "TMPDIR": false,
+		"NODE_OPTIONS": true, "NODE_PATH": true, "CLASSPATH": true, "JAVA_TOOL_OPTIONS": true,
+		"_JAVA_OPTIONS": true, "JDK_JAVA_OPTIONS": true, "GCONV_PATH": true, "LOCPATH": true,
+		"MAKEFLAGS": true, "MAKEFILES": true, "MFLAGS": true, "GOFLAGS": true, "GOENV": true,
+		"GOTOOLCHAIN": true, "GOROOT": true, "GOPATH": true, "GOBIN": true, "CC": true, "CXX": true,
+		"CPP": true, "LD": true, "AR": true, "CFLAGS": true, "CXXFLAGS": true, "CPPFLAGS": true,
+		"LDFLAGS": true, "RUSTFLAGS": true, "RUSTC": true, "RUSTC_WRAPPER": true, "RUBYOPT": true,
+		"RUBYLIB": true, "PERLLIB": true, "LESS": true, "LESSKEY": true, "SSH_AUTH_SOCK": false,
+	}
+}}
 
 var riskyPrefixes = []string{"LD_", "DYLD_", "GIT_", "PYTHON", "PERL5", "PERL_", "GEM_", "BUNDLE_",
 	"CGO_CFLAGS", "CGO_CPPFLAGS", "CGO_CXXFLAGS", "CGO_LDFLAGS", "CARGO_", "npm_config_", "NPM_CONFIG_",
@@ -101,9 +105,11 @@ var riskyPrefixes = []string{"LD_", "DYLD_", "GIT_", "PYTHON", "PERL5", "PERL_",
 
 // harmlessGit are git's variables that only set what a commit records or
 // whether git prompts.
-var harmlessGit = map[string]bool{"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_AUTHOR_DATE": true,
-	"GIT_COMMITTER_NAME": true, "GIT_COMMITTER_EMAIL": true, "GIT_COMMITTER_DATE": true,
-	"GIT_TERMINAL_PROMPT": true}
+var harmlessGit = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_AUTHOR_DATE": true,
+		"GIT_COMMITTER_NAME": true, "GIT_COMMITTER_EMAIL": true, "GIT_COMMITTER_DATE": true,
+		"GIT_TERMINAL_PROMPT": true}
+}}
 
 // inertVariable reports whether setting variable name changes no program
 // beyond what the walker follows.
@@ -111,13 +117,13 @@ func inertVariable(name string) bool {
 	if name == "" || !isName(name) {
 		return false // "a[$(x)]=1" and the like: data.go decides it
 	}
-	if _, ok := envCommands[name]; ok {
+	if _, ok := envCommands.get()[name]; ok {
 		return true // its value is a program run: a requirement of its own
 	}
-	if harmlessGit[name] {
+	if harmlessGit.get()[name] {
 		return true
 	}
-	if risky, ok := riskyVariables[name]; ok {
+	if risky, ok := riskyVariables.get()[name]; ok {
 		return !risky
 	}
 	for _, p := range riskyPrefixes {

@@ -56,7 +56,7 @@ func canonical(words []shWord) *tool.CommandForm {
 		}
 	}
 	prog := name[strings.LastIndexByte(name, '/')+1:]
-	spec, known := canonSpecs[prog]
+	spec, known := canonSpecs.get()[prog]
 	switch prog {
 	case "git":
 		var sub string
@@ -67,7 +67,7 @@ func canonical(words []shWord) *tool.CommandForm {
 		}
 		c.Global = global
 		c.Words = []string{sub}
-		spec, known = gitCanonSpecs[sub]
+		spec, known = gitCanonSpecs.get()[sub]
 	case "npm":
 		var sub string
 		args, sub = npmCanonSubcommand(args)
@@ -113,35 +113,36 @@ type canonSpec struct {
 	operand func(string) bool
 }
 
-var canonSpecs = map[string]canonSpec{
-	"rm": {alias: map[string]string{"-R": "-r", "--recursive": "-r", "--force": "-f", "--dir": "-d",
-		"--verbose": "-v", "--interactive": "-i"}, flags: []string{"no-preserve-root", "preserve-root", "one-file-system"}},
-	"cp": {values: "tS", long: []string{"target-directory", "suffix"}, alias: map[string]string{"-R": "-r",
-		"--recursive": "-r", "--force": "-f", "--archive": "-a", "--interactive": "-i", "--no-clobber": "-n",
-		"--verbose": "-v", "--link": "-l", "--symbolic-link": "-s", "--no-dereference": "-P", "--dereference": "-L",
-		"--one-file-system": "-x", "--update": "-u", "--target-directory": "-t", "--suffix": "-S",
-		"--no-target-directory": "-T"}, flags: []string{"parents", "remove-destination", "strip-trailing-slashes"}},
-	"mv": {values: "tS", long: []string{"target-directory", "suffix"}, alias: map[string]string{"--force": "-f",
-		"--interactive": "-i", "--no-clobber": "-n", "--verbose": "-v", "--update": "-u", "--target-directory": "-t",
-		"--suffix": "-S", "--no-target-directory": "-T"}, flags: []string{"strip-trailing-slashes"}},
-	"chmod": {long: []string{"reference"}, alias: map[string]string{"--recursive": "-R", "--changes": "-c",
-		"--silent": "-f", "--quiet": "-f", "--verbose": "-v"}, flags: []string{"no-preserve-root", "preserve-root"},
-		operand: isChmodMode},
-	"chown": {long: []string{"reference", "from"}, alias: map[string]string{"--recursive": "-R", "--changes": "-c",
-		"--silent": "-f", "--quiet": "-f", "--verbose": "-v", "--no-dereference": "-h"},
-		flags: []string{"no-preserve-root", "preserve-root", "dereference"}},
-	"curl": {values: curlSpec.short, long: curlSpec.long, exact: true, alias: map[string]string{
-		"--output": "-o", "--remote-name": "-O", "--location": "-L", "--silent": "-s", "--insecure": "-k",
-		"--data": "-d", "--request": "-X", "--header": "-H", "--user": "-u", "--upload-file": "-T", "--fail": "-f",
-		"--show-error": "-S", "--include": "-i", "--verbose": "-v", "--head": "-I", "--form": "-F", "--proxy": "-x",
-		"--user-agent": "-A", "--cookie": "-b", "--cookie-jar": "-c", "--referer": "-e", "--range": "-r",
-		"--remote-header-name": "-J", "--get": "-G", "--globoff": "-g", "--continue-at": "-C", "--config": "-K",
-		"--netrc": "-n", "--write-out": "-w"}},
-}
-
-func init() {
-	canonSpecs["chgrp"] = canonSpecs["chown"]
-}
+var canonSpecs = table[map[string]canonSpec]{build: func() map[string]canonSpec {
+	m := map[string]canonSpec{
+		"rm": {alias: map[string]string{"-R": "-r", "--recursive": "-r", "--force": "-f", "--dir": "-d",
+			"--verbose": "-v", "--interactive": "-i"}, flags: []string{"no-preserve-root", "preserve-root", "one-file-system"}},
+		"cp": {values: "tS", long: []string{"target-directory", "suffix"}, alias: map[string]string{"-R": "-r",
+			"--recursive": "-r", "--force": "-f", "--archive": "-a", "--interactive": "-i", "--no-clobber": "-n",
+			"--verbose": "-v", "--link": "-l", "--symbolic-link": "-s", "--no-dereference": "-P", "--dereference": "-L",
+			"--one-file-system": "-x", "--update": "-u", "--target-directory": "-t", "--suffix": "-S",
+			"--no-target-directory": "-T"}, flags: []string{"parents", "remove-destination", "strip-trailing-slashes"}},
+		"mv": {values: "tS", long: []string{"target-directory", "suffix"}, alias: map[string]string{"--force": "-f",
+			"--interactive": "-i", "--no-clobber": "-n", "--verbose": "-v", "--update": "-u", "--target-directory": "-t",
+			"--suffix": "-S", "--no-target-directory": "-T"}, flags: []string{"strip-trailing-slashes"}},
+		"chmod": {long: []string{"reference"}, alias: map[string]string{"--recursive": "-R", "--changes": "-c",
+			"--silent": "-f", "--quiet": "-f", "--verbose": "-v"}, flags: []string{"no-preserve-root", "preserve-root"},
+			operand: isChmodMode},
+		"chown": {long: []string{"reference", "from"}, alias: map[string]string{"--recursive": "-R", "--changes": "-c",
+			"--silent": "-f", "--quiet": "-f", "--verbose": "-v", "--no-dereference": "-h"},
+			flags: []string{"no-preserve-root", "preserve-root", "dereference"}},
+		"curl": {values: curlSpec.short, long: curlSpec.long, exact: true, alias: map[string]string{
+			"--output": "-o", "--remote-name": "-O", "--location": "-L", "--silent": "-s", "--insecure": "-k",
+			"--data": "-d", "--request": "-X", "--header": "-H", "--user": "-u", "--upload-file": "-T", "--fail": "-f",
+			"--show-error": "-S", "--include": "-i", "--verbose": "-v", "--head": "-I", "--form": "-F", "--proxy": "-x",
+			"--user-agent": "-A", "--cookie": "-b", "--cookie-jar": "-c", "--referer": "-e", "--range": "-r",
+			"--remote-header-name": "-J", "--get": "-G", "--globoff": "-g", "--continue-at": "-C", "--config": "-K",
+			"--netrc": "-n", "--write-out": "-w"}},
+	}
+	// chgrp takes chown's options.
+	m["chgrp"] = m["chown"]
+	return m
+}}
 
 // split parses args into flags and the rest. It fails on an option with
 // a blank in it ("-'0 0'"), which rule text could not name.

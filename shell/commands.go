@@ -134,17 +134,17 @@ func (w *bashWalker) emit(words, assigns []shWord, in dirSet, via string, extra 
 		// eval "$x", bash -c "$x": a script only known at run time.
 		w.data.poisoned = true
 		w.dataUnknown(line.text(), name)
-	} else if shells[name] && shellReadsInput(words[1:]) {
+	} else if shells.get()[name] && shellReadsInput(words[1:]) {
 		// "echo ... | bash", "bash <<< ...", "sh -s": the commands come
 		// from its input.
 		w.data.poisoned = true
 		w.dataUnknown("{"+name+" input}", name)
 	}
-	if f, ok := dataBuiltins[name]; ok {
+	if f, ok := dataBuiltins.get()[name]; ok {
 		f(w, name, extra.apply(words[1:]), in)
 	}
 	w.fileOperands(name, extra.apply(words[1:]), in)
-	if f, ok := optionCommands[name]; ok {
+	if f, ok := optionCommands.get()[name]; ok {
 		f(w, name, words[1:], in)
 	}
 	w.runPending()

@@ -54,9 +54,11 @@ const maxDataUses = 4096
 
 // numericParams are the special parameters and shell variables whose value
 // is always a number.
-var numericParams = map[string]bool{"#": true, "?": true, "$": true, "!": true,
-	"RANDOM": true, "SRANDOM": true, "LINENO": true, "SECONDS": true, "EPOCHSECONDS": true,
-	"BASHPID": true, "PPID": true, "UID": true, "EUID": true, "OPTIND": true, "HISTCMD": true}
+var numericParams = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{"#": true, "?": true, "$": true, "!": true,
+		"RANDOM": true, "SRANDOM": true, "LINENO": true, "SECONDS": true, "EPOCHSECONDS": true,
+		"BASHPID": true, "PPID": true, "UID": true, "EUID": true, "OPTIND": true, "HISTCMD": true}
+}}
 
 // recordValue notes that name was assigned value.
 func (w *bashWalker) recordValue(name, value string) {
@@ -167,7 +169,7 @@ func isName(s string) bool {
 
 // useVar notes that the value of name is evaluated as code at text.
 func (w *bashWalker) useVar(name, text, via string) {
-	if numericParams[name] && w.data.vars[name] == nil {
+	if numericParams.get()[name] && w.data.vars[name] == nil {
 		return
 	}
 	if len(w.data.uses) >= maxDataUses {
@@ -204,7 +206,7 @@ func (w *bashWalker) inert(name string, depth int) bool {
 	v := w.data.vars[name]
 	switch {
 	case v == nil:
-		return numericParams[name]
+		return numericParams.get()[name]
 	case w.data.poisoned || v.unknown || depth > 8:
 		return false
 	}

@@ -1,21 +1,21 @@
 package shell
 
-import (
-	"strings"
-)
+import "strings"
 
 // dataBuiltins are the builtins that evaluate their operands as numbers
 // or names, or run code from data.
-var dataBuiltins = map[string]func(w *bashWalker, name string, args []shWord, in dirSet){
-	"test": testData, "[": testData,
-	"printf": printfData,
-	"shift":  numberData, "exit": numberData, "return": numberData, "ulimit": numberData,
-	"break": numberData, "continue": numberData,
-	"read": readData, "mapfile": mapfileData, "readarray": mapfileData,
-	"getopts": getoptsData, "wait": waitData, "unset": unsetData,
-	"source": sourceData, ".": sourceData,
-	"alias": aliasData,
-}
+var dataBuiltins = table[map[string]func(w *bashWalker, name string, args []shWord, in dirSet)]{build: func() map[string]func(w *bashWalker, name string, args []shWord, in dirSet) {
+	return map[string]func(w *bashWalker, name string, args []shWord, in dirSet){
+		"test": testData, "[": testData,
+		"printf": printfData,
+		"shift":  numberData, "exit": numberData, "return": numberData, "ulimit": numberData,
+		"break": numberData, "continue": numberData,
+		"read": readData, "mapfile": mapfileData, "readarray": mapfileData,
+		"getopts": getoptsData, "wait": waitData, "unset": unsetData,
+		"source": sourceData, ".": sourceData,
+		"alias": aliasData,
+	}
+}}
 
 // testData: test and [ evaluate the operands of -eq, -ne, -lt, -le, -gt
 // and -ge as arithmetic, and -v's operand as a name.

@@ -293,27 +293,29 @@ func (w *bashWalker) ncPrograms(name string, args []shWord, parsed []arg, in dir
 	for _, e := range values(parsed, "-e") {
 		w.runLater(program{word: e, via: name + " -e"}, in)
 	}
-	spec := ncSpecs[name]
+	spec := ncSpecs.get()[name]
 	spec.short += "c"
 	for _, c := range values(spec.parse(args), "-c") {
 		w.runLater(program{word: c, shell: true, via: name + " -c"}, in)
 	}
 }
 
-var ncSpecs = map[string]optSpec{
-	"nc":     {short: "IiMmOPpqsTVwXxe", exact: true},
-	"netcat": {short: "IiMmOPpqsTVwXxe", exact: true},
-	"ncat": {short: "ceGgmdoxispw", exact: true, long: []string{"exec", "sh-exec", "lua-exec", "proxy",
-		"proxy-type", "proxy-auth", "proxy-dns", "source", "source-port", "wait", "idle-timeout",
-		"output", "hex-dump", "max-conns", "allow", "allowfile", "deny", "denyfile", "ssl-cert",
-		"ssl-key", "ssl-trustfile", "ssl-ciphers", "ssl-servername", "ssl-alpn", "delay"}},
-}
+var ncSpecs = table[map[string]optSpec]{build: func() map[string]optSpec {
+	return map[string]optSpec{
+		"nc":     {short: "IiMmOPpqsTVwXxe", exact: true},
+		"netcat": {short: "IiMmOPpqsTVwXxe", exact: true},
+		"ncat": {short: "ceGgmdoxispw", exact: true, long: []string{"exec", "sh-exec", "lua-exec", "proxy",
+			"proxy-type", "proxy-auth", "proxy-dns", "source", "source-port", "wait", "idle-timeout",
+			"output", "hex-dump", "max-conns", "allow", "allowfile", "deny", "denyfile", "ssl-cert",
+			"ssl-key", "ssl-trustfile", "ssl-ciphers", "ssl-servername", "ssl-alpn", "delay"}},
+	}
+}}
 
 // ncOperands: nc HOST PORT... connects to each port (ncat's default is
 // 31337), and to a proxy (-x for nc, --proxy for ncat); -U connects to a
 // unix socket, which needs write access to it; -l listens.
 func ncOperands(w *bashWalker, name string, args []shWord, in dirSet) {
-	parsed := ncSpecs[name].parse(args)
+	parsed := ncSpecs.get()[name].parse(args)
 	ops := operands(parsed)
 	w.ncPrograms(name, args, parsed, in)
 	if name == "ncat" {

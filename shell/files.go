@@ -25,40 +25,42 @@ type fileCommand struct {
 // fileCommands are the commands whose operands name files they read or
 // write. Their reads are requirements so that a Read deny rule also stops
 // "cat" of the same file.
-var fileCommands = map[string]fileCommand{
-	"cat": {argOpts: ""}, "tac": {}, "nl": {}, "less": {}, "more": {},
-	"head": {argOpts: "nc"}, "tail": {argOpts: "ncs"},
-	"grep":  {argOpts: "efmABCdD", script: true, scriptOpts: "ef"},
-	"egrep": {argOpts: "efmABCdD", script: true, scriptOpts: "ef"},
-	"fgrep": {argOpts: "efmABCdD", script: true, scriptOpts: "ef"},
-	"sed":   {argOpts: "efl", script: true, scriptOpts: "ef", inPlace: "i"},
-	"awk":   {argOpts: "fvF", script: true, scriptOpts: "f"},
-	"sort":  {argOpts: "ktoST"}, "uniq": {argOpts: "fsw"}, "wc": {},
-	"cut": {argOpts: "dfbc"}, "diff": {argOpts: "UCFIlLSx"}, "cmp": {argOpts: "inI"},
-	"base64": {argOpts: "w"},
-	"xxd":    {argOpts: "sclgo"}, "od": {argOpts: "jNtAw"}, "hexdump": {argOpts: "nsefC"},
-	"strings": {argOpts: "nte"}, "file": {argOpts: "mfF"}, "stat": {argOpts: "c"},
-	"md5sum": {}, "sha1sum": {}, "sha256sum": {}, "sha512sum": {},
-	"tee": {writes: true},
-	// More readers of their file operands (issue 9): a pager, archive
-	// and compression readers, text filters, checksums.
-	"bat": {argOpts: "lLmprHS"}, "batcat": {argOpts: "lLmprHS"}, "zcat": {}, "zless": {}, "zmore": {},
-	"bzcat": {}, "xzcat": {}, "zstdcat": {}, "lzcat": {}, "rev": {}, "fold": {argOpts: "w"},
-	"fmt": {argOpts: "wpgd"}, "pr": {argOpts: "hlwoNsSeiW"}, "expand": {argOpts: "t"}, "unexpand": {argOpts: "t"},
-	"paste": {argOpts: "d"}, "join": {argOpts: "aejot12"}, "comm": {}, "column": {argOpts: "cstoNRHWdEl"},
-	"cksum": {}, "b2sum": {}, "sum": {}, "sha224sum": {}, "sha384sum": {}, "iconv": {argOpts: "ft"},
-	"ls": {argOpts: "ITw"}, "tree": {argOpts: "LPIo"}, "vis": {}, "look": {argOpts: "t"},
-}
+var fileCommands = table[map[string]fileCommand]{build: func() map[string]fileCommand {
+	return map[string]fileCommand{
+		"cat": {argOpts: ""}, "tac": {}, "nl": {}, "less": {}, "more": {},
+		"head": {argOpts: "nc"}, "tail": {argOpts: "ncs"},
+		"grep":  {argOpts: "efmABCdD", script: true, scriptOpts: "ef"},
+		"egrep": {argOpts: "efmABCdD", script: true, scriptOpts: "ef"},
+		"fgrep": {argOpts: "efmABCdD", script: true, scriptOpts: "ef"},
+		"sed":   {argOpts: "efl", script: true, scriptOpts: "ef", inPlace: "i"},
+		"awk":   {argOpts: "fvF", script: true, scriptOpts: "f"},
+		"sort":  {argOpts: "ktoST"}, "uniq": {argOpts: "fsw"}, "wc": {},
+		"cut": {argOpts: "dfbc"}, "diff": {argOpts: "UCFIlLSx"}, "cmp": {argOpts: "inI"},
+		"base64": {argOpts: "w"},
+		"xxd":    {argOpts: "sclgo"}, "od": {argOpts: "jNtAw"}, "hexdump": {argOpts: "nsefC"},
+		"strings": {argOpts: "nte"}, "file": {argOpts: "mfF"}, "stat": {argOpts: "c"},
+		"md5sum": {}, "sha1sum": {}, "sha256sum": {}, "sha512sum": {},
+		"tee": {writes: true},
+		// More readers of their file operands (issue 9): a pager, archive
+		// and compression readers, text filters, checksums.
+		"bat": {argOpts: "lLmprHS"}, "batcat": {argOpts: "lLmprHS"}, "zcat": {}, "zless": {}, "zmore": {},
+		"bzcat": {}, "xzcat": {}, "zstdcat": {}, "lzcat": {}, "rev": {}, "fold": {argOpts: "w"},
+		"fmt": {argOpts: "wpgd"}, "pr": {argOpts: "hlwoNsSeiW"}, "expand": {argOpts: "t"}, "unexpand": {argOpts: "t"},
+		"paste": {argOpts: "d"}, "join": {argOpts: "aejot12"}, "comm": {}, "column": {argOpts: "cstoNRHWdEl"},
+		"cksum": {}, "b2sum": {}, "sum": {}, "sha224sum": {}, "sha384sum": {}, "iconv": {argOpts: "ft"},
+		"ls": {argOpts: "ITw"}, "tree": {argOpts: "LPIo"}, "vis": {}, "look": {argOpts: "t"},
+	}
+}}
 
 // fileOperands adds the reads and writes of a file command's operands,
 // and the connections of a network command (see commandEffects).
 func (w *bashWalker) fileOperands(name string, args []shWord, in dirSet) {
 	defer w.treeOperands(name, args, in)()
-	if effects, ok := commandEffects[name]; ok {
+	if effects, ok := commandEffects.get()[name]; ok {
 		effects(w, name, args, in)
 		return
 	}
-	fc, ok := fileCommands[name]
+	fc, ok := fileCommands.get()[name]
 	if !ok {
 		return
 	}
@@ -118,10 +120,12 @@ func (w *bashWalker) fileOperands(name string, args []shWord, in dirSet) {
 
 // pseudoFiles are paths a shell writes or reads that are not files of the
 // machine's state: writing them changes nothing a rule is about.
-var pseudoFiles = map[string]bool{
-	"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/stdin": true,
-	"/dev/tty": true, "/dev/zero": true, "-": true,
-}
+var pseudoFiles = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{
+		"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/stdin": true,
+		"/dev/tty": true, "/dev/zero": true, "-": true,
+	}
+}}
 
 // pathRequirements adds a kind requirement for the path a word names, once
 // for every directory the command may run in. A path with an expansion, a
@@ -132,7 +136,7 @@ func (w *bashWalker) pathRequirements(kind string, word shWord, in dirSet, via s
 		return // a path in a container or a pod (remoteCommand)
 	}
 	text := word.text()
-	if text == "" || pseudoFiles[text] || strings.HasPrefix(text, "/dev/fd/") || strings.HasPrefix(text, "/proc/self/fd/") {
+	if text == "" || pseudoFiles.get()[text] || strings.HasPrefix(text, "/dev/fd/") || strings.HasPrefix(text, "/proc/self/fd/") {
 		return
 	}
 	if len(word.pieces) == 1 && word.pieces[0].expansion &&

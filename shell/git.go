@@ -10,28 +10,32 @@ import (
 
 // gitCanonSpecs are the options of the git subcommands that rules
 // commonly name.
-var gitCanonSpecs = map[string]canonSpec{
-	"push": {values: "o", long: []string{"repo", "receive-pack", "exec", "push-option"}, alias: map[string]string{
-		"--force": "-f", "--set-upstream": "-u", "--dry-run": "-n", "--verbose": "-v", "--quiet": "-q",
-		"--delete": "-d", "--push-option": "-o", "--ipv4": "-4", "--ipv6": "-6"},
-		flags: []string{"all", "mirror", "tags", "follow-tags", "atomic", "no-verify", "verify", "porcelain", "prune", "force-with-lease", "branches"}},
-	"clean": {values: "e", long: []string{"exclude"}, alias: map[string]string{"--force": "-f", "--dry-run": "-n",
-		"--quiet": "-q", "--interactive": "-i", "--exclude": "-e"}},
-	"commit": {values: "mCcFt", long: []string{"message", "file", "author", "date", "template", "reuse-message",
-		"reedit-message", "fixup", "squash", "cleanup", "trailer", "pathspec-from-file"}, alias: map[string]string{
-		"--all": "-a", "--message": "-m", "--no-verify": "-n", "--signoff": "-s", "--quiet": "-q", "--verbose": "-v",
-		"--file": "-F", "--reuse-message": "-C", "--reedit-message": "-c", "--template": "-t", "--edit": "-e"},
-		flags: []string{"amend", "allow-empty", "no-edit", "dry-run"}},
-	"branch": {values: "", alias: map[string]string{"-D": "-d -f", "-M": "-m -f", "-C": "-c -f", "--delete": "-d",
-		"--force": "-f", "--move": "-m", "--copy": "-c", "--all": "-a", "--remotes": "-r", "--verbose": "-v",
-		"--list": "-l"}},
-	"reset":    {long: []string{"pathspec-from-file"}, flags: []string{"hard", "soft", "mixed", "merge", "keep"}},
-	"checkout": {values: "bB", alias: map[string]string{"--force": "-f", "--quiet": "-q"}},
-}
+var gitCanonSpecs = table[map[string]canonSpec]{build: func() map[string]canonSpec {
+	return map[string]canonSpec{
+		"push": {values: "o", long: []string{"repo", "receive-pack", "exec", "push-option"}, alias: map[string]string{
+			"--force": "-f", "--set-upstream": "-u", "--dry-run": "-n", "--verbose": "-v", "--quiet": "-q",
+			"--delete": "-d", "--push-option": "-o", "--ipv4": "-4", "--ipv6": "-6"},
+			flags: []string{"all", "mirror", "tags", "follow-tags", "atomic", "no-verify", "verify", "porcelain", "prune", "force-with-lease", "branches"}},
+		"clean": {values: "e", long: []string{"exclude"}, alias: map[string]string{"--force": "-f", "--dry-run": "-n",
+			"--quiet": "-q", "--interactive": "-i", "--exclude": "-e"}},
+		"commit": {values: "mCcFt", long: []string{"message", "file", "author", "date", "template", "reuse-message",
+			"reedit-message", "fixup", "squash", "cleanup", "trailer", "pathspec-from-file"}, alias: map[string]string{
+			"--all": "-a", "--message": "-m", "--no-verify": "-n", "--signoff": "-s", "--quiet": "-q", "--verbose": "-v",
+			"--file": "-F", "--reuse-message": "-C", "--reedit-message": "-c", "--template": "-t", "--edit": "-e"},
+			flags: []string{"amend", "allow-empty", "no-edit", "dry-run"}},
+		"branch": {values: "", alias: map[string]string{"-D": "-d -f", "-M": "-m -f", "-C": "-c -f", "--delete": "-d",
+			"--force": "-f", "--move": "-m", "--copy": "-c", "--all": "-a", "--remotes": "-r", "--verbose": "-v",
+			"--list": "-l"}},
+		"reset":    {long: []string{"pathspec-from-file"}, flags: []string{"hard", "soft", "mixed", "merge", "keep"}},
+		"checkout": {values: "bB", alias: map[string]string{"--force": "-f", "--quiet": "-q"}},
+	}
+}}
 
 // gitCanonAliases are git subcommands that are other spellings of one
 // action.
-var gitCanonAliases = map[string]string{"send-pack": "push", "http-push": "push", "fetch-pack": "fetch"}
+var gitCanonAliases = table[map[string]string]{build: func() map[string]string {
+	return map[string]string{"send-pack": "push", "http-push": "push", "fetch-pack": "fetch"}
+}}
 
 // gitCanonSubcommand returns the words after git's subcommand, the
 // subcommand ("" when it is not known) and the global options that
@@ -46,7 +50,7 @@ func gitCanonSubcommand(args []shWord) ([]shWord, string, []string) {
 		switch {
 		case !lit:
 			return args, "", nil
-		case a == "-C" || gitGlobalArgs[a]:
+		case a == "-C" || gitGlobalArgs.get()[a]:
 			if i+1 < len(args) {
 				global = append(global, a+" "+args[i+1].shape(false))
 			} else {
@@ -54,7 +58,7 @@ func gitCanonSubcommand(args []shWord) ([]shWord, string, []string) {
 			}
 			i++
 		case !strings.HasPrefix(a, "-"):
-			if to, ok := gitCanonAliases[a]; ok {
+			if to, ok := gitCanonAliases.get()[a]; ok {
 				a = to
 			}
 			return args[i+1:], a, global
@@ -78,8 +82,10 @@ func gitWhereOption(a string) bool {
 
 // gitGlobalArgs are git's options before the subcommand that take the
 // next word as their argument.
-var gitGlobalArgs = map[string]bool{"-c": true, "--git-dir": true, "--work-tree": true,
-	"--namespace": true, "--config-env": true, "--super-prefix": true, "--attr-source": true}
+var gitGlobalArgs = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{"-c": true, "--git-dir": true, "--work-tree": true,
+		"--namespace": true, "--config-env": true, "--super-prefix": true, "--attr-source": true}
+}}
 
 var gitCloneSpec = optSpec{short: "obucj", long: []string{"origin", "branch", "upload-pack",
 	"template", "reference", "reference-if-able", "separate-git-dir", "depth", "shallow-since",
@@ -148,7 +154,7 @@ func gitSubcommand(args []shWord, in dirSet) (int, dirSet) {
 		case a == "-C" && i+1 < len(args):
 			i++
 			in = chdir(in, args[i])
-		case gitGlobalArgs[a]:
+		case gitGlobalArgs.get()[a]:
 			i++
 		case !strings.HasPrefix(a, "-"):
 			return i, in

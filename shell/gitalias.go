@@ -9,7 +9,7 @@ import (
 
 // gitBuiltins are git's own commands (git 2.39, "git --list-cmds=main"):
 // an alias of one of those names is never used.
-var gitBuiltins = func() map[string]bool {
+var gitBuiltins = table[map[string]bool]{build: func() map[string]bool {
 	m := map[string]bool{}
 	for _, c := range strings.Fields(`add am annotate apply archive bisect blame branch bugreport bundle
 		cat-file check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry
@@ -31,7 +31,7 @@ var gitBuiltins = func() map[string]bool {
 		m[c] = true
 	}
 	return m
-}()
+}}
 
 // maxConfigIncludes bounds how deep configuration files include others
 // (git's own limit is 10).
@@ -207,7 +207,7 @@ func configValue(raw string) string {
 // global or the system configuration, with ARGS after it. Where a file
 // that could define it cannot be read, what it runs is not known.
 func (w *bashWalker) gitAliasPrograms(sub string, rest []shWord, in dirSet) {
-	if gitBuiltins[sub] || sub == "" || in.unknown {
+	if gitBuiltins.get()[sub] || sub == "" || in.unknown {
 		return
 	}
 	for _, d := range in.list {

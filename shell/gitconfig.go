@@ -9,17 +9,19 @@ import (
 // gitConfigCommands are the configuration keys whose value git runs:
 // true for a command line it hands to the shell, false for a program
 // name. "*" stands for a subsection (a driver, tool or remote name).
-var gitConfigCommands = map[string]bool{
-	"core.sshcommand": true, "core.editor": true, "sequence.editor": true,
-	"core.fsmonitor": true, "diff.external": true, "core.alternaterefscommand": true,
-	"uploadpack.packobjectshook": true, "interactive.difffilter": true, "sendemail.sendmailcmd": true,
-	"sendemail.tocmd": true, "sendemail.cccmd": true, "gpg.*.defaultkeycommand": true,
-	"diff.*.command": true, "diff.*.textconv": true, "merge.*.driver": true, "filter.*.clean": true,
-	"filter.*.smudge": true, "filter.*.process": true, "difftool.*.cmd": true, "mergetool.*.cmd": true,
-	"browser.*.cmd": true, "remote.*.uploadpack": true, "remote.*.receivepack": true,
-	"core.askpass": false, "core.gitproxy": false, "gpg.program": false, "gpg.*.program": false,
-	"difftool.*.path": false, "mergetool.*.path": false,
-}
+var gitConfigCommands = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{
+		"core.sshcommand": true, "core.editor": true, "sequence.editor": true,
+		"core.fsmonitor": true, "diff.external": true, "core.alternaterefscommand": true,
+		"uploadpack.packobjectshook": true, "interactive.difffilter": true, "sendemail.sendmailcmd": true,
+		"sendemail.tocmd": true, "sendemail.cccmd": true, "gpg.*.defaultkeycommand": true,
+		"diff.*.command": true, "diff.*.textconv": true, "merge.*.driver": true, "filter.*.clean": true,
+		"filter.*.smudge": true, "filter.*.process": true, "difftool.*.cmd": true, "mergetool.*.cmd": true,
+		"browser.*.cmd": true, "remote.*.uploadpack": true, "remote.*.receivepack": true,
+		"core.askpass": false, "core.gitproxy": false, "gpg.program": false, "gpg.*.program": false,
+		"difftool.*.path": false, "mergetool.*.path": false,
+	}
+}}
 
 // gitConfigProgram returns the program git runs for the configuration
 // key set to value, if it runs one.
@@ -71,7 +73,7 @@ func gitConfigProgram(key string, value shWord) (program, bool) {
 	if sub != "" {
 		pattern = section + ".*." + name
 	}
-	shell, ok := gitConfigCommands[pattern]
+	shell, ok := gitConfigCommands.get()[pattern]
 	if !ok {
 		return program{}, false
 	}
@@ -121,25 +123,30 @@ func (w *bashWalker) gitConfig(word shWord, envVar bool, via string, in dirSet) 
 	}
 }
 
-// gitSubcommandPrograms are, for subcommands that run commands, their
-// options with an argument and those whose argument is a command line.
-var gitSubcommandPrograms = map[string]struct {
+// gitSubcommandProgram is one entry of gitSubcommandPrograms.
+type gitSubcommandProgram struct {
 	spec     optSpec
 	commands []string
-}{
-	"rebase": {optSpec{short: "xsX", long: []string{"exec", "onto", "strategy", "strategy-option",
-		"whitespace", "empty"}}, []string{"-x", "--exec"}},
-	"difftool": {optSpec{short: "xt", long: []string{"extcmd", "tool"}}, []string{"-x", "--extcmd"}},
-	"filter-branch": {optSpec{short: "d", long: []string{"setup", "env-filter", "tree-filter",
-		"index-filter", "parent-filter", "msg-filter", "commit-filter", "tag-name-filter",
-		"subdirectory-filter", "original", "state-branch"}}, []string{"--setup", "--env-filter",
-		"--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter",
-		"--tag-name-filter"}},
-	"clone": {gitCloneSpec, []string{"-u", "--upload-pack"}},
-	"fetch": {gitRemoteSpec, []string{"--upload-pack"}}, "pull": {gitRemoteSpec, []string{"--upload-pack"}},
-	"ls-remote": {gitRemoteSpec, []string{"--upload-pack", "--exec"}},
-	"push":      {gitRemoteSpec, []string{"--receive-pack", "--exec"}},
 }
+
+// gitSubcommandPrograms are, for subcommands that run commands, their
+// options with an argument and those whose argument is a command line.
+var gitSubcommandPrograms = table[map[string]gitSubcommandProgram]{build: func() map[string]gitSubcommandProgram {
+	return map[string]gitSubcommandProgram{
+		"rebase": {optSpec{short: "xsX", long: []string{"exec", "onto", "strategy", "strategy-option",
+			"whitespace", "empty"}}, []string{"-x", "--exec"}},
+		"difftool": {optSpec{short: "xt", long: []string{"extcmd", "tool"}}, []string{"-x", "--extcmd"}},
+		"filter-branch": {optSpec{short: "d", long: []string{"setup", "env-filter", "tree-filter",
+			"index-filter", "parent-filter", "msg-filter", "commit-filter", "tag-name-filter",
+			"subdirectory-filter", "original", "state-branch"}}, []string{"--setup", "--env-filter",
+			"--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter",
+			"--tag-name-filter"}},
+		"clone": {gitCloneSpec, []string{"-u", "--upload-pack"}},
+		"fetch": {gitRemoteSpec, []string{"--upload-pack"}}, "pull": {gitRemoteSpec, []string{"--upload-pack"}},
+		"ls-remote": {gitRemoteSpec, []string{"--upload-pack", "--exec"}},
+		"push":      {gitRemoteSpec, []string{"--receive-pack", "--exec"}},
+	}
+}}
 
 // gitPrograms: git runs the commands its -c and --config-env options
 // name, and those of subcommand options such as rebase --exec, submodule
@@ -160,7 +167,7 @@ func (w *bashWalker) gitPrograms(name string, args []shWord, sub int, in dirSet)
 		case a == "--config-env" && i+1 < len(args):
 			i++
 			w.gitConfig(args[i], true, name+" --config-env", in)
-		case gitGlobalArgs[a] || a == "-C":
+		case gitGlobalArgs.get()[a] || a == "-C":
 			i++
 		case strings.HasPrefix(a, "--exec-path="):
 			// git runs its subcommands from that directory.
@@ -198,7 +205,7 @@ func (w *bashWalker) gitPrograms(name string, args []shWord, sub int, in dirSet)
 		}
 		return
 	}
-	s, ok := gitSubcommandPrograms[verb]
+	s, ok := gitSubcommandPrograms.get()[verb]
 	if !ok {
 		return
 	}

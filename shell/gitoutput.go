@@ -11,16 +11,18 @@ import (
 // DIR (a tree of patches) and bundle create's FILE. Each is a write of
 // that file, decided like a redirection to it ("git log --output=.bashrc"
 // is "git log > .bashrc").
-var gitOutputSpecs = map[string]optSpec{
-	"log": gitDiffOutput, "show": gitDiffOutput, "diff": gitDiffOutput, "whatchanged": gitDiffOutput,
-	"diff-tree": gitDiffOutput, "diff-index": gitDiffOutput, "diff-files": gitDiffOutput,
-	"range-diff": gitDiffOutput, "stash": gitDiffOutput,
-	"format-patch": {short: "ov", exact: true, long: []string{"output", "output-directory", "subject-prefix", "suffix",
-		"in-reply-to", "to", "cc", "from", "signature", "signature-file", "base", "interdiff", "range-diff",
-		"creation-factor", "cover-letter-format", "description-file", "start-number", "reroll-count"}},
-	"archive": {short: "o", exact: true, long: []string{"output", "format", "prefix", "remote", "exec", "add-file",
-		"add-virtual-file", "mtime"}},
-}
+var gitOutputSpecs = table[map[string]optSpec]{build: func() map[string]optSpec {
+	return map[string]optSpec{
+		"log": gitDiffOutput, "show": gitDiffOutput, "diff": gitDiffOutput, "whatchanged": gitDiffOutput,
+		"diff-tree": gitDiffOutput, "diff-index": gitDiffOutput, "diff-files": gitDiffOutput,
+		"range-diff": gitDiffOutput, "stash": gitDiffOutput,
+		"format-patch": {short: "ov", exact: true, long: []string{"output", "output-directory", "subject-prefix", "suffix",
+			"in-reply-to", "to", "cc", "from", "signature", "signature-file", "base", "interdiff", "range-diff",
+			"creation-factor", "cover-letter-format", "description-file", "start-number", "reroll-count"}},
+		"archive": {short: "o", exact: true, long: []string{"output", "format", "prefix", "remote", "exec", "add-file",
+			"add-virtual-file", "mtime"}},
+	}
+}}
 
 // gitDiffOutput: the diff option that matters here (every other diff
 // option takes its value after "=" or none). Neither the diff options nor
@@ -43,7 +45,7 @@ func (w *bashWalker) gitOutputs(sub string, rest []shWord, in dirSet) {
 		}
 		return
 	}
-	spec, ok := gitOutputSpecs[sub]
+	spec, ok := gitOutputSpecs.get()[sub]
 	if !ok {
 		return
 	}

@@ -9,18 +9,20 @@ import (
 // goValueFlags are the go command's flags that take a value (the build
 // flags and go test's own); every other flag is a boolean. The go
 // command reads "-flag value", "-flag=value" and the same with "--".
-var goValueFlags = map[string]bool{
-	"C": true, "p": true, "asmflags": true, "buildmode": true, "compiler": true, "gccgoflags": true,
-	"gcflags": true, "installsuffix": true, "ldflags": true, "mod": true, "modfile": true, "overlay": true,
-	"pgo": true, "pkgdir": true, "tags": true, "toolexec": true, "o": true, "covermode": true,
-	"coverpkg": true, "exec": true, "vettool": true, "run": true, "bench": true, "count": true, "cpu": true,
-	"timeout": true, "parallel": true, "benchtime": true, "coverprofile": true, "cpuprofile": true,
-	"memprofile": true, "memprofilerate": true, "blockprofile": true, "blockprofilerate": true,
-	"mutexprofile": true, "mutexprofilefraction": true, "outputdir": true, "trace": true, "list": true,
-	"skip": true, "shuffle": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true,
-	"debug-actiongraph": true, "debug-trace": true, "debug-runtime-trace": true, "w": true, "u": true,
-	"f": true,
-}
+var goValueFlags = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{
+		"C": true, "p": true, "asmflags": true, "buildmode": true, "compiler": true, "gccgoflags": true,
+		"gcflags": true, "installsuffix": true, "ldflags": true, "mod": true, "modfile": true, "overlay": true,
+		"pgo": true, "pkgdir": true, "tags": true, "toolexec": true, "o": true, "covermode": true,
+		"coverpkg": true, "exec": true, "vettool": true, "run": true, "bench": true, "count": true, "cpu": true,
+		"timeout": true, "parallel": true, "benchtime": true, "coverprofile": true, "cpuprofile": true,
+		"memprofile": true, "memprofilerate": true, "blockprofile": true, "blockprofilerate": true,
+		"mutexprofile": true, "mutexprofilefraction": true, "outputdir": true, "trace": true, "list": true,
+		"skip": true, "shuffle": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true,
+		"debug-actiongraph": true, "debug-trace": true, "debug-runtime-trace": true, "w": true, "u": true,
+		"f": true,
+	}
+}}
 
 // goFlag is one flag of a go command line.
 type goFlag struct {
@@ -52,7 +54,7 @@ func goFlags(sub string, args []shWord) []goFlag {
 		f := goFlag{name: name}
 		if k, _, eq := strings.Cut(name, "="); eq {
 			f.name, f.value, f.set = k, args[i].slice(len(a)-len(name)+len(k)+1), true
-		} else if goValueFlags[name] && i+1 < len(args) {
+		} else if goValueFlags.get()[name] && i+1 < len(args) {
 			i++
 			f.value, f.set = args[i], true
 		}

@@ -12,7 +12,7 @@ func dynamicScript(name string, args []shWord) (shWord, bool) {
 	if name == "eval" {
 		return joinLine(args), len(args) > 0
 	}
-	if !shells[name] {
+	if !shells.get()[name] {
 		return shWord{}, false
 	}
 	for i, a := range args {
@@ -54,7 +54,9 @@ func shellReadsInput(args []shWord) bool {
 	return true
 }
 
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "busybox": false}
+var shells = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "busybox": false}
+}}
 
 // shellScript returns the script a shell runs from its arguments
 // ("bash -c 'a; b'", "eval a b"), when that script is literal text.
@@ -70,7 +72,7 @@ func shellScript(name string, args []shWord) (string, bool) {
 		}
 		return strings.Join(parts, " "), len(parts) > 0
 	}
-	if !shells[name] {
+	if !shells.get()[name] {
 		return "", false
 	}
 	for i, a := range args {

@@ -95,21 +95,23 @@ func (w *bashWalker) runsUnknown(what, via string) {
 // optionCommands are the commands whose options or operands name other
 // commands and that have no effects of their own modelled elsewhere (for
 // ssh, scp, rsync, tar, nc and git see their operand functions).
-var optionCommands = map[string]func(w *bashWalker, name string, args []shWord, in dirSet){
-	"su": suPrograms, "runuser": suPrograms,
-	"sg":     sgPrograms,
-	"script": scriptPrograms,
-	"trap":   trapPrograms,
-	"sftp":   sftpPrograms,
-	"sed":    sedPrograms, "gsed": sedPrograms,
-	"parallel": parallelPrograms,
-	"env":      envPrograms, "sudo": envPrograms, "doas": envPrograms, "export": envPrograms,
-	"declare": envPrograms, "typeset": envPrograms, "local": envPrograms, "readonly": envPrograms,
-	"docker": containerPrograms, "podman": containerPrograms, "nerdctl": containerPrograms,
-	"kubectl": containerPrograms,
-	"go":      goPrograms, "make": makePrograms, "gmake": makePrograms, "man": manPrograms,
-	"npm": npmPrograms, "npx": npmPrograms, "pnpm": npmPrograms, "yarn": npmPrograms, "bunx": npmPrograms,
-}
+var optionCommands = table[map[string]func(w *bashWalker, name string, args []shWord, in dirSet)]{build: func() map[string]func(w *bashWalker, name string, args []shWord, in dirSet) {
+	return map[string]func(w *bashWalker, name string, args []shWord, in dirSet){
+		"su": suPrograms, "runuser": suPrograms,
+		"sg":     sgPrograms,
+		"script": scriptPrograms,
+		"trap":   trapPrograms,
+		"sftp":   sftpPrograms,
+		"sed":    sedPrograms, "gsed": sedPrograms,
+		"parallel": parallelPrograms,
+		"env":      envPrograms, "sudo": envPrograms, "doas": envPrograms, "export": envPrograms,
+		"declare": envPrograms, "typeset": envPrograms, "local": envPrograms, "readonly": envPrograms,
+		"docker": containerPrograms, "podman": containerPrograms, "nerdctl": containerPrograms,
+		"kubectl": containerPrograms,
+		"go":      goPrograms, "make": makePrograms, "gmake": makePrograms, "man": manPrograms,
+		"npm": npmPrograms, "npx": npmPrograms, "pnpm": npmPrograms, "yarn": npmPrograms, "bunx": npmPrograms,
+	}
+}}
 
 // assignment adds the program a "NAME=value" word sets, when NAME is one
 // of envCommands.
@@ -123,7 +125,7 @@ func (w *bashWalker) assignment(word shWord, in dirSet) {
 	if w.codeVariable(name, word.slice(eq+1), in) {
 		return
 	}
-	shell, ok := envCommands[name]
+	shell, ok := envCommands.get()[name]
 	if !ok {
 		return
 	}

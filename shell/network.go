@@ -9,14 +9,16 @@ import (
 )
 
 // defaultPorts are the ports of the URL schemes network commands use.
-var defaultPorts = map[string]string{
-	"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21", "ftps": "990",
-	"sftp": "22", "scp": "22", "ssh": "22", "git+ssh": "22", "ssh+git": "22", "git": "9418",
-	"rsync": "873", "telnet": "23", "dict": "2628", "gopher": "70", "gophers": "70",
-	"ldap": "389", "ldaps": "636", "imap": "143", "imaps": "993", "pop3": "110", "pop3s": "995",
-	"smtp": "25", "smtps": "465", "smb": "445", "smbs": "445", "mqtt": "1883", "rtsp": "554",
-	"tftp": "69",
-}
+var defaultPorts = table[map[string]string]{build: func() map[string]string {
+	return map[string]string{
+		"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21", "ftps": "990",
+		"sftp": "22", "scp": "22", "ssh": "22", "git+ssh": "22", "ssh+git": "22", "git": "9418",
+		"rsync": "873", "telnet": "23", "dict": "2628", "gopher": "70", "gophers": "70",
+		"ldap": "389", "ldaps": "636", "imap": "143", "imaps": "993", "pop3": "110", "pop3s": "995",
+		"smtp": "25", "smtps": "465", "smb": "445", "smbs": "445", "mqtt": "1883", "rtsp": "554",
+		"tftp": "69",
+	}
+}}
 
 // connect adds a network.connect requirement for host and port, in the
 // form URLTarget gives (NormalizeHost; IPv6 in brackets). A host that
@@ -120,7 +122,7 @@ func (w *bashWalker) connectURL(word shWord, defScheme, via string, in dirSet) {
 		ok = false
 	}
 	if ok {
-		if host, port, ok := splitAuthority(authority, defaultPorts[scheme]); ok {
+		if host, port, ok := splitAuthority(authority, defaultPorts.get()[scheme]); ok {
 			w.connect(host, port, via)
 			return
 		}

@@ -9,8 +9,10 @@ import (
 
 // npmProgramOptions are npm's options whose value is a program npm runs
 // (true: a command line), and the configuration files that may name one.
-var npmProgramOptions = map[string]bool{"--script-shell": false, "--shell": false, "--editor": true,
-	"--browser": false, "--git": false, "--call": true, "-c": true}
+var npmProgramOptions = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{"--script-shell": false, "--shell": false, "--editor": true,
+		"--browser": false, "--git": false, "--call": true, "-c": true}
+}}
 
 // npmPrograms: npm runs scripts through --script-shell, "npm exec CMD",
 // "npm x CMD" and "npx CMD" (bunx, pnpm and yarn exec and dlx) run CMD (--call/-c a command line), and a
@@ -37,11 +39,11 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 		switch {
 		case eq:
 			v = args[i].slice(len(opt) + 1)
-		case (npmProgramOptions[opt] || npmValueOptions[opt]) && i+1 < len(args):
+		case (npmProgramOptions.get()[opt] || npmValueOptions.get()[opt]) && i+1 < len(args):
 			i++
 			v = args[i]
 		}
-		if shell, ok := npmProgramOptions[opt]; ok && (eq || !v.empty()) {
+		if shell, ok := npmProgramOptions.get()[opt]; ok && (eq || !v.empty()) {
 			w.runLater(program{word: v, shell: shell, via: name + " " + opt}, in)
 			if opt == "--call" || opt == "-c" {
 				exec = false // the command line is the command
@@ -60,7 +62,7 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 				continue // an operand of another command ("npm config set x y")
 			}
 			commandSeen = true
-			sub := npmAliases[a] // pnpm, yarn: the aliases; npm: its prefixes too
+			sub := npmAliases.get()[a] // pnpm, yarn: the aliases; npm: its prefixes too
 			if name == "npm" {
 				sub = npmCommand(a)
 			}
@@ -84,9 +86,11 @@ func npmPrograms(w *bashWalker, name string, args []shWord, in dirSet) {
 
 // npmValueOptions are npm's options before the command that take the
 // next word as their value.
-var npmValueOptions = map[string]bool{"-w": true, "--workspace": true, "--prefix": true, "-C": true,
-	"--registry": true, "--cache": true, "--userconfig": true, "--globalconfig": true, "--loglevel": true,
-	"--script-shell": true, "--shell": true, "--tag": true, "-p": true, "--package": true, "--call": true, "-c": true}
+var npmValueOptions = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{"-w": true, "--workspace": true, "--prefix": true, "-C": true,
+		"--registry": true, "--cache": true, "--userconfig": true, "--globalconfig": true, "--loglevel": true,
+		"--script-shell": true, "--shell": true, "--tag": true, "-p": true, "--package": true, "--call": true, "-c": true}
+}}
 
 // npmCanonSubcommand returns npm's command (under its full name) and the
 // other words in order: npm reads options anywhere.
@@ -96,7 +100,7 @@ func npmCanonSubcommand(args []shWord) ([]shWord, string) {
 		switch {
 		case !lit:
 			return args, ""
-		case npmValueOptions[a]:
+		case npmValueOptions.get()[a]:
 			i++
 		case !strings.HasPrefix(a, "-"):
 			if to := npmCommand(a); to != "" {

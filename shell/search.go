@@ -6,29 +6,34 @@ import (
 	"github.com/airlockhq/airlock/tool"
 )
 
+// searchSpec is one entry of searchSpecs.
+type searchSpec struct {
+	spec      optSpec
+	patterns  []string // options that give the pattern
+	noPattern []string // options after which every operand is a path
+}
+
 // searchSpecs are the recursive searchers (ripgrep, the silver searcher,
 // ack, git grep): PATTERN [PATH...], every PATH a tree, the working
 // directory when none is given. short lists the options with an
 // argument; noPattern the options after which no PATTERN operand comes.
-var searchSpecs = map[string]struct {
-	spec      optSpec
-	patterns  []string // options that give the pattern
-	noPattern []string // options after which every operand is a path
-}{
-	"rg": {spec: optSpec{short: "ABCdEefgjMmrTt", long: []string{"after-context", "before-context",
-		"context", "max-depth", "encoding", "regexp", "file", "glob", "iglob", "threads", "max-columns",
-		"max-count", "replace", "type", "type-not", "type-add", "type-clear", "ignore-file", "pre",
-		"pre-glob", "sort", "sortr", "engine", "color", "colors", "context-separator", "field-match-separator",
-		"field-context-separator", "path-separator", "max-filesize", "dfa-size-limit", "regex-size-limit",
-		"hostname-bin", "hyperlink-format", "generate"}},
-		patterns: []string{"-e", "--regexp", "-f", "--file"}, noPattern: []string{"--files", "--type-list"}},
-	"ag": {spec: optSpec{short: "ABCGgmpW", long: []string{"after", "before", "context", "file-search-regex",
-		"ignore", "ignore-dir", "max-count", "path-to-ignore", "depth", "pager", "width"}},
-		noPattern: []string{"-g"}},
-	"ack": {spec: optSpec{short: "ABCgm", long: []string{"after-context", "before-context", "context",
-		"match", "max-count", "type", "ignore-dir", "ignore-file", "output", "files-from"}},
-		patterns: []string{"--match"}, noPattern: []string{"-f", "-g"}},
-}
+var searchSpecs = table[map[string]searchSpec]{build: func() map[string]searchSpec {
+	return map[string]searchSpec{
+		"rg": {spec: optSpec{short: "ABCdEefgjMmrTt", long: []string{"after-context", "before-context",
+			"context", "max-depth", "encoding", "regexp", "file", "glob", "iglob", "threads", "max-columns",
+			"max-count", "replace", "type", "type-not", "type-add", "type-clear", "ignore-file", "pre",
+			"pre-glob", "sort", "sortr", "engine", "color", "colors", "context-separator", "field-match-separator",
+			"field-context-separator", "path-separator", "max-filesize", "dfa-size-limit", "regex-size-limit",
+			"hostname-bin", "hyperlink-format", "generate"}},
+			patterns: []string{"-e", "--regexp", "-f", "--file"}, noPattern: []string{"--files", "--type-list"}},
+		"ag": {spec: optSpec{short: "ABCGgmpW", long: []string{"after", "before", "context", "file-search-regex",
+			"ignore", "ignore-dir", "max-count", "path-to-ignore", "depth", "pager", "width"}},
+			noPattern: []string{"-g"}},
+		"ack": {spec: optSpec{short: "ABCgm", long: []string{"after-context", "before-context", "context",
+			"match", "max-count", "type", "ignore-dir", "ignore-file", "output", "files-from"}},
+			patterns: []string{"--match"}, noPattern: []string{"-f", "-g"}},
+	}
+}}
 
 // grepRecursive reports grep's -r, -R, --recursive,
 // --dereference-recursive and -d/--directories recurse.

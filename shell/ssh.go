@@ -36,7 +36,7 @@ func (w *bashWalker) sshOptionPrograms(opts []shWord, tokens *strings.Replacer, 
 			continue
 		}
 		key = strings.ToLower(key)
-		if sshCommandKeys[key] == "" {
+		if sshCommandKeys.get()[key] == "" {
 			continue
 		}
 		if t, lit := value.literal(); lit {
@@ -47,14 +47,16 @@ func (w *bashWalker) sshOptionPrograms(opts []shWord, tokens *strings.Replacer, 
 				value = literalWord(tokens.Replace(t))
 			}
 		}
-		w.runLater(program{word: value, shell: true, via: "ssh -o " + sshCommandKeys[key]}, in)
+		w.runLater(program{word: value, shell: true, via: "ssh -o " + sshCommandKeys.get()[key]}, in)
 	}
 }
 
 // sshCommandKeys are ssh's options whose value is a command line run
 // here, by their lower-case names.
-var sshCommandKeys = map[string]string{"proxycommand": "ProxyCommand", "localcommand": "LocalCommand",
-	"knownhostscommand": "KnownHostsCommand"}
+var sshCommandKeys = table[map[string]string]{build: func() map[string]string {
+	return map[string]string{"proxycommand": "ProxyCommand", "localcommand": "LocalCommand",
+		"knownhostscommand": "KnownHostsCommand"}
+}}
 
 // sshOption splits an ssh -o argument, "Key=value" or "Key value", when
 // its key is known.
@@ -207,7 +209,7 @@ func sshOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 	var hostName *shWord
 	for _, o := range values(opts, "-o") {
 		text, lit := o.literal()
-		if key, _, ok := sshOption(o); !lit && ok && sshCommandKeys[strings.ToLower(key)] != "" {
+		if key, _, ok := sshOption(o); !lit && ok && sshCommandKeys.get()[strings.ToLower(key)] != "" {
 			continue // a command, not where ssh connects (see sshOptionPrograms)
 		}
 		unknown = unknown || !lit // it may set the port or the host name

@@ -17,34 +17,38 @@ import (
 
 // treeReaders are the commands whose reads are Tree reads, with when: nil
 // for always, else a check of the arguments (a recursive option).
-var treeReaders = map[string]func(args []shWord) bool{
-	"grep":  grepRecursive,
-	"egrep": grepRecursive,
-	"fgrep": grepRecursive,
-	"zgrep": grepRecursive,
-	"tar":   tarArchives,
-	"cp":    shortOrLong("rRa", "recursive", "archive"),
-	"scp":   shortOrLong("r", "recursive"),
-	"rsync": shortOrLong("ra", "recursive", "archive"),
-	"zip":   shortOrLong("rR", "recurse-paths", "recurse-patterns"),
-	"diff":  shortOrLong("r", "recursive"),
-	"ls":    shortOrLong("R", "recursive"),
-	"tree":  nil,
-}
+var treeReaders = table[map[string]func(args []shWord) bool]{build: func() map[string]func(args []shWord) bool {
+	return map[string]func(args []shWord) bool{
+		"grep":  grepRecursive,
+		"egrep": grepRecursive,
+		"fgrep": grepRecursive,
+		"zgrep": grepRecursive,
+		"tar":   tarArchives,
+		"cp":    shortOrLong("rRa", "recursive", "archive"),
+		"scp":   shortOrLong("r", "recursive"),
+		"rsync": shortOrLong("ra", "recursive", "archive"),
+		"zip":   shortOrLong("rR", "recurse-paths", "recurse-patterns"),
+		"diff":  shortOrLong("r", "recursive"),
+		"ls":    shortOrLong("R", "recursive"),
+		"tree":  nil,
+	}
+}}
 
 // treeWriters are the commands whose writes are Tree writes, with when:
 // a recursive remove or copy changes everything beneath its operand, a
 // move takes a directory whole, an extraction writes anywhere beneath
 // its target. A deny rule about a path inside (Write(.git/hooks/**))
 // then holds against "mv evil .git" or "tar x" into the workspace.
-var treeWriters = map[string]func(args []shWord) bool{
-	"rm":    shortOrLong("rR", "recursive"),
-	"mv":    nil,
-	"cp":    shortOrLong("rRa", "recursive", "archive"),
-	"rsync": shortOrLong("ra", "recursive", "archive"),
-	"scp":   shortOrLong("r", "recursive"),
-	"tar":   func(args []shWord) bool { return !tarArchives(args) || tarExtracts(args) },
-}
+var treeWriters = table[map[string]func(args []shWord) bool]{build: func() map[string]func(args []shWord) bool {
+	return map[string]func(args []shWord) bool{
+		"rm":    shortOrLong("rR", "recursive"),
+		"mv":    nil,
+		"cp":    shortOrLong("rRa", "recursive", "archive"),
+		"rsync": shortOrLong("ra", "recursive", "archive"),
+		"scp":   shortOrLong("r", "recursive"),
+		"tar":   func(args []shWord) bool { return !tarArchives(args) || tarExtracts(args) },
+	}
+}}
 
 // shortOrLong returns a check for any of the short option letters (in a
 // cluster before an option that takes an argument) or the long options.
@@ -81,7 +85,7 @@ func shortOrLong(short string, long ...string) func([]shWord) bool {
 // once they are added.
 func (w *bashWalker) treeOperands(name string, args []shWord, in dirSet) (done func()) {
 	start := len(w.reqs)
-	if s, ok := searchSpecs[name]; ok {
+	if s, ok := searchSpecs.get()[name]; ok {
 		w.searchOperands(name, args, in, s.spec, s.patterns, s.noPattern)
 	}
 	switch name {
@@ -96,9 +100,9 @@ func (w *bashWalker) treeOperands(name string, args []shWord, in dirSet) (done f
 	case "jq", "gojq", "jaq":
 		w.jqOperands(name, args, in)
 	}
-	check, reads := treeReaders[name]
+	check, reads := treeReaders.get()[name]
 	reads = reads && (check == nil || check(args))
-	wcheck, writes := treeWriters[name]
+	wcheck, writes := treeWriters.get()[name]
 	writes = writes && (wcheck == nil || wcheck(args))
 	if !reads && !writes {
 		return func() {}

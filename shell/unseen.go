@@ -15,14 +15,18 @@ import (
 
 // unseenPackageScripts are the package managers' commands that run
 // package.json scripts (a lifecycle script for install, ci and publish).
-var unseenPackageScripts = map[string]bool{"run": true, "test": true, "start": true, "stop": true,
-	"restart": true, "install": true, "ci": true, "publish": true, "pack": true, "rebuild": true,
-	"install-test": true, "install-ci-test": true}
+var unseenPackageScripts = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{"run": true, "test": true, "start": true, "stop": true,
+		"restart": true, "install": true, "ci": true, "publish": true, "pack": true, "rebuild": true,
+		"install-test": true, "install-ci-test": true}
+}}
 
 // interpreters run a program whose text is a file or a string operand.
-var interpreters = map[string]bool{"python": true, "python3": true, "python2": true, "node": true,
-	"ruby": true, "perl": true, "php": true, "deno": true, "bun": true, "lua": true, "Rscript": true,
-	"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "tsx": true, "ts-node": true}
+var interpreters = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{"python": true, "python3": true, "python2": true, "node": true,
+		"ruby": true, "perl": true, "php": true, "deno": true, "bun": true, "lua": true, "Rscript": true,
+		"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "tsx": true, "ts-node": true}
+}}
 
 // unseen returns the state a command's meaning depends on that the gate
 // cannot see, or "".
@@ -45,7 +49,7 @@ func unseen(words []shWord) string {
 	}
 	switch {
 	case prog == "npm":
-		if unseenPackageScripts[npmCommand(first)] {
+		if unseenPackageScripts.get()[npmCommand(first)] {
 			return "the scripts of package.json (and of the packages it installs)"
 		}
 	case prog == "pnpm" || prog == "yarn" || prog == "bun" && !strings.Contains(first, "."):
@@ -64,7 +68,7 @@ func unseen(words []shWord) string {
 		return "the crate's code and build scripts"
 	case prog == "git":
 		return "the repository's hooks and configuration"
-	case interpreters[prog] && len(args) > 0:
+	case interpreters.get()[prog] && len(args) > 0:
 		if _, ok := shellScript(prog, args); ok {
 			return "" // "bash -c '...'": the script is walked like the call's own
 		}

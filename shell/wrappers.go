@@ -24,40 +24,44 @@ type wrapped struct {
 // wrapperOptions lists, for commands that run another command, the short
 // options that take an argument. The command starts at the first operand
 // (after "NAME=value" pairs for env and sudo).
-var wrapperOptions = map[string]string{
-	"sudo": "ugpChDrtUTR", "doas": "uC", "env": "uCS", "nohup": "", "setsid": "",
-	"command": "", "builtin": "", "exec": "a", "nice": "n", "ionice": "cnpP",
-	"stdbuf": "ioe", "time": "fo", "xargs": "IaEdLnPs", "chrt": "", "taskset": "",
-	"timeout": "sk", "caffeinate": "", "unbuffer": "", "flock": "wE", "strace": "eoOpPsSu",
-	"watch": "nd", "unshare": "SGRw", "chroot": "", "nsenter": "tSG", "prlimit": "p",
-	"setpriv": "", "pkexec": "", "busybox": "", "toybox": "", "fakeroot": "", "eatmydata": "",
-	"proxychains": "", "proxychains4": "", "torsocks": "", "dbus-run-session": "", "tini": "", "dumb-init": "",
-	"tsocks": "", "catchsegv": "", "valgrind": "", "ltrace": "eopsuanADFlxw", "sshpass": "pfdP", "firejail": "",
-}
+var wrapperOptions = table[map[string]string]{build: func() map[string]string {
+	return map[string]string{
+		"sudo": "ugpChDrtUTR", "doas": "uC", "env": "uCS", "nohup": "", "setsid": "",
+		"command": "", "builtin": "", "exec": "a", "nice": "n", "ionice": "cnpP",
+		"stdbuf": "ioe", "time": "fo", "xargs": "IaEdLnPs", "chrt": "", "taskset": "",
+		"timeout": "sk", "caffeinate": "", "unbuffer": "", "flock": "wE", "strace": "eoOpPsSu",
+		"watch": "nd", "unshare": "SGRw", "chroot": "", "nsenter": "tSG", "prlimit": "p",
+		"setpriv": "", "pkexec": "", "busybox": "", "toybox": "", "fakeroot": "", "eatmydata": "",
+		"proxychains": "", "proxychains4": "", "torsocks": "", "dbus-run-session": "", "tini": "", "dumb-init": "",
+		"tsocks": "", "catchsegv": "", "valgrind": "", "ltrace": "eopsuanADFlxw", "sshpass": "pfdP", "firejail": "",
+	}
+}}
 
 // wrapperLongOptions lists the long options of wrappers whose argument
 // may be the next word ("--user root").
-var wrapperLongOptions = map[string][]string{
-	"sudo":    {"user", "group", "host", "prompt", "close-from", "chdir", "role", "type", "command-timeout", "other-user", "chroot"},
-	"env":     {"unset", "chdir", "split-string"},
-	"nice":    {"adjustment"},
-	"ionice":  {"class", "classdata", "pid", "pgid", "uid"},
-	"stdbuf":  {"input", "output", "error"},
-	"time":    {"format", "output"},
-	"xargs":   {"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
-	"timeout": {"signal", "kill-after"},
-	"flock":   {"wait", "timeout", "conflict-exit-code"},
-	"watch":   {"interval", "differences"},
-	"unshare": {"propagation", "setgroups", "root", "wd", "setuid", "setgid", "map-user",
-		"map-group", "map-users", "map-groups"},
-	"chroot":  {"userspec", "groups"},
-	"nsenter": {"target", "setuid", "setgid"},
-	"prlimit": {"pid"},
-	"setpriv": {"reuid", "regid", "ruid", "rgid", "euid", "egid", "groups", "inh-caps",
-		"ambient-caps", "bounding-set", "securebits", "pdeathsig", "selinux-label",
-		"apparmor-profile", "landlock-access", "landlock-rule"},
-	"pkexec": {"user"},
-}
+var wrapperLongOptions = table[map[string][]string]{build: func() map[string][]string {
+	return map[string][]string{
+		"sudo":    {"user", "group", "host", "prompt", "close-from", "chdir", "role", "type", "command-timeout", "other-user", "chroot"},
+		"env":     {"unset", "chdir", "split-string"},
+		"nice":    {"adjustment"},
+		"ionice":  {"class", "classdata", "pid", "pgid", "uid"},
+		"stdbuf":  {"input", "output", "error"},
+		"time":    {"format", "output"},
+		"xargs":   {"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
+		"timeout": {"signal", "kill-after"},
+		"flock":   {"wait", "timeout", "conflict-exit-code"},
+		"watch":   {"interval", "differences"},
+		"unshare": {"propagation", "setgroups", "root", "wd", "setuid", "setgid", "map-user",
+			"map-group", "map-users", "map-groups"},
+		"chroot":  {"userspec", "groups"},
+		"nsenter": {"target", "setuid", "setgid"},
+		"prlimit": {"pid"},
+		"setpriv": {"reuid", "regid", "ruid", "rgid", "euid", "egid", "groups", "inh-caps",
+			"ambient-caps", "bounding-set", "securebits", "pdeathsig", "selinux-label",
+			"apparmor-profile", "landlock-access", "landlock-rule"},
+		"pkexec": {"user"},
+	}
+}}
 
 // unwrap returns the commands a wrapper (sudo, env, xargs, timeout,
 // find -exec, ...) runs.
@@ -65,7 +69,7 @@ func unwrap(name string, args []shWord) []wrapped {
 	if name == "find" {
 		return findExec(args)
 	}
-	opts, ok := wrapperOptions[name]
+	opts, ok := wrapperOptions.get()[name]
 	if !ok {
 		return nil
 	}
@@ -106,7 +110,7 @@ func unwrap(name string, args []shWord) []wrapped {
 				}
 			}
 			if takesArgument(a, opts) || strings.HasPrefix(a, "--") && !strings.Contains(a, "=") &&
-				slices.Contains(wrapperLongOptions[name], long) {
+				slices.Contains(wrapperLongOptions.get()[name], long) {
 				i++
 			}
 			i++
@@ -172,8 +176,8 @@ func envSplitString(args []shWord) []wrapped {
 			line, _ = rest[0].literal()
 			rest = rest[1:]
 		}
-	case shortOption(a, wrapperOptions["env"], 'S') < len(a)-1:
-		line = a[shortOption(a, wrapperOptions["env"], 'S')+1:]
+	case shortOption(a, wrapperOptions.get()["env"], 'S') < len(a)-1:
+		line = a[shortOption(a, wrapperOptions.get()["env"], 'S')+1:]
 	case len(rest) > 0:
 		var ok bool
 		if line, ok = rest[0].literal(); !ok {
@@ -213,15 +217,17 @@ func takesArgument(a, opts string) bool {
 // true for a command line run through the shell, false for a program name.
 // Which commands read them cannot be listed (any script may run git), so
 // setting one counts as running its value.
-var envCommands = map[string]bool{
-	"GIT_SSH_COMMAND": true, "GIT_PAGER": true, "GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true,
-	"GIT_EXTERNAL_DIFF": true, "PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true,
-	"EDITOR": true, "VISUAL": true, "SUDO_EDITOR": true, "LESSOPEN": true, "LESSCLOSE": true,
-	"RSYNC_RSH": true,
-	"GIT_SSH":   false, "GIT_ASKPASS": false, "SSH_ASKPASS": false, "SUDO_ASKPASS": false,
-	"GIT_PROXY_COMMAND": false, "npm_config_script_shell": false, "NPM_CONFIG_SCRIPT_SHELL": false,
-	"npm_config_shell": false, "NPM_CONFIG_SHELL": false,
-}
+var envCommands = table[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{
+		"GIT_SSH_COMMAND": true, "GIT_PAGER": true, "GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true,
+		"GIT_EXTERNAL_DIFF": true, "PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true,
+		"EDITOR": true, "VISUAL": true, "SUDO_EDITOR": true, "LESSOPEN": true, "LESSCLOSE": true,
+		"RSYNC_RSH": true,
+		"GIT_SSH":   false, "GIT_ASKPASS": false, "SSH_ASKPASS": false, "SUDO_ASKPASS": false,
+		"GIT_PROXY_COMMAND": false, "npm_config_script_shell": false, "NPM_CONFIG_SCRIPT_SHELL": false,
+		"npm_config_shell": false, "NPM_CONFIG_SHELL": false,
+	}
+}}
 
 // envPrograms: "env NAME=value cmd", "sudo NAME=value cmd" and "export
 // NAME=value" set variables as assignments in front of a command do.

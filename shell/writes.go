@@ -12,40 +12,47 @@ type effectFunc func(w *bashWalker, name string, args []shWord, in dirSet)
 
 // commandEffects are the commands whose operands are modelled beyond the
 // plain readers and writers of fileCommands.
-var commandEffects = map[string]effectFunc{
-	"rm": writeOperands, "rmdir": writeOperands, "unlink": writeOperands,
-	"shred": writeOperands, "touch": writeOperands, "mkdir": writeOperands,
-	"truncate": writeOperands,
-	"chmod":    changeOperands, "chown": changeOperands, "chgrp": changeOperands,
-	"mv": copyOperands, "cp": copyOperands, "install": copyOperands,
-	"ln":   linkOperands,
-	"dd":   ddOperands,
-	"perl": perlOperands,
-	"tar":  tarOperands,
-	"find": findOperands,
-	"curl": curlOperands, "wget": wgetOperands, "git": gitOperands,
-	"ssh": sshOperands, "scp": scpOperands, "rsync": scpOperands,
-	"nc": ncOperands, "netcat": ncOperands, "ncat": ncOperands,
+var commandEffects = table[map[string]effectFunc]{build: func() map[string]effectFunc {
+	return map[string]effectFunc{
+		"rm": writeOperands, "rmdir": writeOperands, "unlink": writeOperands,
+		"shred": writeOperands, "touch": writeOperands, "mkdir": writeOperands,
+		"truncate": writeOperands,
+		"chmod":    changeOperands, "chown": changeOperands, "chgrp": changeOperands,
+		"mv": copyOperands, "cp": copyOperands, "install": copyOperands,
+		"ln":   linkOperands,
+		"dd":   ddOperands,
+		"perl": perlOperands,
+		"tar":  tarOperands,
+		"find": findOperands,
+		"curl": curlOperands, "wget": wgetOperands, "git": gitOperands,
+		"ssh": sshOperands, "scp": scpOperands, "rsync": scpOperands,
+		"nc": ncOperands, "netcat": ncOperands, "ncat": ncOperands,
+	}
+}}
+
+// writerSpec is one entry of writerSpecs.
+type writerSpec struct {
+	spec  optSpec
+	reads []string
 }
 
 // writerSpecs are the commands that create, change or remove every
 // operand, with the options whose argument is a file they read.
-var writerSpecs = map[string]struct {
-	spec  optSpec
-	reads []string
-}{
-	"rm": {}, "rmdir": {}, "unlink": {},
-	"shred": {spec: optSpec{short: "ns", long: []string{"iterations", "size", "random-source"}},
-		reads: []string{"--random-source"}},
-	"touch": {spec: optSpec{short: "dtr", long: []string{"date", "reference", "time"}},
-		reads: []string{"-r", "--reference"}},
-	"mkdir": {spec: optSpec{short: "m", long: []string{"mode"}}},
-	"truncate": {spec: optSpec{short: "sr", long: []string{"size", "reference"}},
-		reads: []string{"-r", "--reference"}},
-}
+var writerSpecs = table[map[string]writerSpec]{build: func() map[string]writerSpec {
+	return map[string]writerSpec{
+		"rm": {}, "rmdir": {}, "unlink": {},
+		"shred": {spec: optSpec{short: "ns", long: []string{"iterations", "size", "random-source"}},
+			reads: []string{"--random-source"}},
+		"touch": {spec: optSpec{short: "dtr", long: []string{"date", "reference", "time"}},
+			reads: []string{"-r", "--reference"}},
+		"mkdir": {spec: optSpec{short: "m", long: []string{"mode"}}},
+		"truncate": {spec: optSpec{short: "sr", long: []string{"size", "reference"}},
+			reads: []string{"-r", "--reference"}},
+	}
+}}
 
 func writeOperands(w *bashWalker, name string, args []shWord, in dirSet) {
-	c := writerSpecs[name]
+	c := writerSpecs.get()[name]
 	parsed := c.spec.parse(args)
 	for _, f := range values(parsed, c.reads...) {
 		w.pathRequirements(tool.KindFilesystemRead, f, in, name)
@@ -83,15 +90,17 @@ func isChmodMode(s string) bool {
 		strings.Trim(s[1:], "rwxXstugoa=+-,01234567") == "" && !strings.ContainsAny(s[1:], "cfvRhHLP")
 }
 
-var copySpecs = map[string]optSpec{
-	"mv": {short: "tS", long: []string{"target-directory", "suffix"}, flags: []string{"no-target-directory"}},
-	"cp": {short: "tS", long: []string{"target-directory", "suffix", "no-preserve", "sparse"},
-		flags: []string{"no-target-directory", "parents"}},
-	"install": {short: "gmoSt", long: []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"},
-		flags: []string{"no-target-directory", "directory", "strip"}},
-	"ln": {short: "tS", long: []string{"target-directory", "suffix"},
-		flags: []string{"no-target-directory", "symbolic", "relative"}},
-}
+var copySpecs = table[map[string]optSpec]{build: func() map[string]optSpec {
+	return map[string]optSpec{
+		"mv": {short: "tS", long: []string{"target-directory", "suffix"}, flags: []string{"no-target-directory"}},
+		"cp": {short: "tS", long: []string{"target-directory", "suffix", "no-preserve", "sparse"},
+			flags: []string{"no-target-directory", "parents"}},
+		"install": {short: "gmoSt", long: []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"},
+			flags: []string{"no-target-directory", "directory", "strip"}},
+		"ln": {short: "tS", long: []string{"target-directory", "suffix"},
+			flags: []string{"no-target-directory", "symbolic", "relative"}},
+	}
+}}
 
 // placement is one source of mv, cp, install or ln and where it goes.
 type placement struct{ source, dest shWord }
@@ -133,7 +142,7 @@ func place(name string, parsed []arg, in dirSet) (sources []shWord, out []placem
 // copyOperands: mv writes (removes) its sources, cp and install read them;
 // all write where the sources go. install -d creates its operands.
 func copyOperands(w *bashWalker, name string, args []shWord, in dirSet) {
-	parsed := copySpecs[name].parse(args)
+	parsed := copySpecs.get()[name].parse(args)
 	if name == "install" && has(parsed, "-d", "--directory") {
 		for _, op := range operands(parsed) {
 			w.pathRequirements(tool.KindFilesystemWrite, op, in, name)
@@ -158,7 +167,7 @@ func copyOperands(w *bashWalker, name string, args []shWord, in dirSet) {
 // resolved before it exists. A relative symbolic link's target is taken
 // from the link's directory.
 func linkOperands(w *bashWalker, name string, args []shWord, in dirSet) {
-	parsed := copySpecs[name].parse(args)
+	parsed := copySpecs.get()[name].parse(args)
 	_, placed := place(name, parsed, in)
 	symbolic := has(parsed, "-s", "--symbolic") && !has(parsed, "-r", "--relative")
 	for _, p := range placed {

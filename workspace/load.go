@@ -1,9 +1,7 @@
 package workspace
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -179,15 +177,16 @@ func Load(dir string, o Overrides) (*Policy, error) {
 	}
 
 	src := o.sources(ws)
-	if pol.Rules, err = rules.Load(src); err != nil {
+	// One read of each rule file gives the rules, the files that exist
+	// and the sandbox switch.
+	var found []rules.FileData
+	if pol.Rules, found, err = rules.LoadFiles(src); err != nil {
 		return nil, err
 	}
-	for _, f := range src.Files() {
-		if _, err := os.Stat(f.Path); err == nil {
-			pol.RuleFiles = append(pol.RuleFiles, f)
-		}
+	for _, f := range found {
+		pol.RuleFiles = append(pol.RuleFiles, f.File)
 	}
-	if pol.SandboxFile, err = sandboxSwitch(src); err != nil {
+	if pol.SandboxFile, err = sandboxSwitch(found); err != nil {
 		return nil, err
 	}
 	pol.Sandbox = pol.SandboxFile != ""
@@ -209,24 +208,17 @@ func Load(dir string, o Overrides) (*Policy, error) {
 	return pol, nil
 }
 
-// sandboxSwitch returns the first airlock rule file of src that sets
+// sandboxSwitch returns the first airlock rule file of found that sets
 // "sandbox = true", or "".
-func sandboxSwitch(src rules.Sources) (string, error) {
-	for _, f := range src.Files() {
+func sandboxSwitch(found []rules.FileData) (string, error) {
+	for _, f := range found {
 		if f.Claude {
 			continue
-		}
-		data, err := os.ReadFile(f.Path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("%s layer: %w", f.Layer, err)
 		}
 		var v struct {
 			Sandbox bool `toml:"sandbox"`
 		}
-		if _, err := toml.Decode(string(data), &v); err != nil {
+		if _, err := toml.Decode(string(f.Data), &v); err != nil {
 			return "", fmt.Errorf("%s: %w", f.Path, err)
 		}
 		if v.Sandbox {

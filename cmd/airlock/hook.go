@@ -143,8 +143,8 @@ func runHook(args []string, stdout, stderr io.Writer) int {
 		return claudecode.ExitBlocked
 	}
 	dir := grant.DefaultDir()
-	sb := &claudecode.Sandbox{Always: *sandboxFlag, Airlock: self, GrantDir: dir, AuditLog: log.Path()}
-	sb.Issuer, sb.IssuerErr = grant.OpenDir(dir)
+	sb := &claudecode.Sandbox{Always: *sandboxFlag, Airlock: self, GrantDir: dir, AuditLog: log.Path(),
+		OpenIssuer: func() (*grant.Issuer, error) { return grant.OpenDir(dir) }}
 	h.Sandbox = sb
 	return h.Run(context.Background(), os.Stdin, stdout, stderr)
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -109,4 +113,80 @@ func TestHandOff(t *testing.T) {
 	if code, _, se := runCLI(t, alone, "run", "--", "true"); code != 0 {
 		t.Errorf("airlock run without airlock-server: exit %d, stderr %q", code, se)
 	}
+}
+
+// lazyPackages are airlock packages every airlock process initialises
+// (the hook's and the run's path) whose package-level tables are built at
+// first use: a package variable is computed at each start, whatever the
+// subcommand runs.
+var lazyPackages = []string{"shell", "profile", "audit", "workspace", "rules", "gate", "integrations/claudecode"}
+
+// TestLazyInits fails on a package-level variable of lazyPackages that
+// is computed at init: a compiled regexp, a map literal of more than 16
+// entries (a few small ones cost less than a OnceValue's closure), a
+// call of a function literal or of strings.Fields. Build them with
+// sync.OnceValue, or write a function (a switch, a loop) instead.
+func TestLazyInits(t *testing.T) {
+	fset := token.NewFileSet()
+	found := 0
+	for _, pkg := range lazyPackages {
+		files, err := filepath.Glob(filepath.Join("..", "..", pkg, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no Go files in %s (%v): the list above names a package that moved", pkg, err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(fset, f, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range af.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.VAR {
+					continue
+				}
+				for _, sp := range g.Specs {
+					for _, v := range sp.(*ast.ValueSpec).Values {
+						found++
+						if why := eagerInit(v); why != "" {
+							t.Errorf("%s: a package variable is %s at every airlock start; build it with sync.OnceValue", fset.Position(v.Pos()), why)
+						}
+					}
+				}
+			}
+		}
+	}
+	// The control: the check sees variables at all, and knows an eager one.
+	if found == 0 {
+		t.Fatal("no package variables found: the check reads nothing")
+	}
+	if eagerInit(&ast.CompositeLit{Type: &ast.MapType{}, Elts: make([]ast.Expr, 17)}) == "" {
+		t.Fatal("eagerInit misses a map literal")
+	}
+}
+
+// eagerInit says what in a package variable's initialiser runs at init,
+// or "".
+func eagerInit(v ast.Expr) string {
+	switch x := v.(type) {
+	case *ast.CompositeLit:
+		if _, ok := x.Type.(*ast.MapType); ok && len(x.Elts) > 16 {
+			return "a map of " + strconv.Itoa(len(x.Elts)) + " entries built"
+		}
+	case *ast.CallExpr:
+		if _, ok := x.Fun.(*ast.FuncLit); ok {
+			return "a function literal called"
+		}
+		if sel, ok := x.Fun.(*ast.SelectorExpr); ok {
+			if pkg, ok := sel.X.(*ast.Ident); ok {
+				switch pkg.Name + "." + sel.Sel.Name {
+				case "regexp.MustCompile", "regexp.Compile", "regexp.MustCompilePOSIX", "strings.Fields", "strings.Split":
+					return "a " + pkg.Name + "." + sel.Sel.Name + " call"
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -22,6 +22,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/airlockhq/airlock/internal/cli"
+	// Grows the main goroutine's stack once, before the other inits:
+	// every airlock process (hook, supervisor, helpers) starts faster.
+	_ "github.com/airlockhq/airlock/internal/mainstack"
 	"github.com/airlockhq/airlock/internal/proctime"
 )
 

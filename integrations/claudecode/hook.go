@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlockhq/airlock/audit"
 	"github.com/airlockhq/airlock/gate"
+	"github.com/airlockhq/airlock/internal/jsonquote"
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/rules"
 	"github.com/airlockhq/airlock/tool"
@@ -29,6 +30,34 @@ import (
 // original that is kept).
 type Output struct {
 	HookSpecificOutput Decision `json:"hookSpecificOutput"`
+}
+
+// encode returns o as a json.Encoder with SetEscapeHTML(false) writes it,
+// newline included. The answer without updatedInput (all but the
+// sandbox's rewrites) is written field by field: the Encoder's first use
+// of Output's types in the process costs more than the rest of the line.
+// TestOutputEncode compares the two.
+func (o Output) encode() ([]byte, error) {
+	d := o.HookSpecificOutput
+	if len(d.UpdatedInput) > 0 {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(o); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
+	}
+	b := make([]byte, 0, 256)
+	b = append(b, `{"hookSpecificOutput":{"hookEventName":`...)
+	b = jsonquote.AppendNoHTMLEscape(b, d.HookEventName)
+	if d.PermissionDecision != "" {
+		b = append(b, `,"permissionDecision":`...)
+		b = jsonquote.AppendNoHTMLEscape(b, d.PermissionDecision)
+	}
+	b = append(b, `,"permissionDecisionReason":`...)
+	b = jsonquote.AppendNoHTMLEscape(b, d.PermissionDecisionReason)
+	return append(b, "}}\n"...), nil
 }
 
 // Decision is the hookSpecificOutput object of a PreToolUse answer.
@@ -83,13 +112,11 @@ func (h *Hook) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 		return h.block(in, err, stderr)
 	}
 	out := h.Decide(ctx, in)
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
+	b, err := out.encode()
+	if err != nil {
 		return h.block(in, err, stderr)
 	}
-	if _, err := stdout.Write(b.Bytes()); err != nil {
+	if _, err := stdout.Write(b); err != nil {
 		return h.block(in, err, stderr)
 	}
 	return ExitDecided
@@ -117,9 +144,12 @@ func (h *Hook) block(in Input, err error, stderr io.Writer) int {
 // Claude Code less strict than it is alone, the hook gives no decision.
 // The audit event records the answer given, "defer" for none.
 func (h *Hook) Decide(ctx context.Context, in Input) Output {
-	ws := FindWorkspace(in.Cwd, "")
+	// One lookup: each walks up from cwd with a stat per marker and level.
+	var ws string
 	if h.Workspace != nil {
 		ws = h.Workspace(in.Cwd)
+	} else {
+		ws = FindWorkspace(in.Cwd, "")
 	}
 	rec := idRecorder{next: h.Recorder, session: in.SessionID, toolUse: in.ToolUseID}
 	// The gate's event is held back and written once the mode and the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airlockhq/airlock/grant"
@@ -42,6 +43,10 @@ type Sandbox struct {
 	// IssuerErr, when Issuer is nil, says why there is none; a call that
 	// needs the rewrite is denied with it.
 	IssuerErr error
+	// OpenIssuer, when Issuer and IssuerErr are both unset, opens the
+	// issuer at the first rewrite (grant.OpenDir): a hook call that
+	// rewrites nothing, most of them, never reads the key.
+	OpenIssuer func() (*grant.Issuer, error)
 	// GrantTTL is how long a grant lasts; 0 means DefaultGrantTTL. A
 	// call Claude Code's user is asked about must be answered within it.
 	GrantTTL time.Duration
@@ -51,6 +56,18 @@ type Sandbox struct {
 	// AuditLog, when set, is passed to airlock run as --audit, so the
 	// run's spawn, enforcement and exit events join the decision's.
 	AuditLog string
+
+	openOnce sync.Once
+}
+
+// issuer returns Issuer, opening it with OpenIssuer the first time.
+func (s *Sandbox) issuer() (*grant.Issuer, error) {
+	s.openOnce.Do(func() {
+		if s.Issuer == nil && s.IssuerErr == nil && s.OpenIssuer != nil {
+			s.Issuer, s.IssuerErr = s.OpenIssuer()
+		}
+	})
+	return s.Issuer, s.IssuerErr
 }
 
 // DefaultGrantTTL is how long a rewritten command's grant lasts unless
@@ -61,10 +78,11 @@ const DefaultGrantTTL = 10 * time.Minute
 // rewrite returns the Bash input with its command replaced by the
 // sandboxed one; every other field is kept.
 func (s *Sandbox) rewrite(call tool.Call, input json.RawMessage, p *profile.Profile) (json.RawMessage, error) {
+	iss, issErr := s.issuer()
 	switch {
-	case s.Issuer == nil && s.IssuerErr != nil:
-		return nil, s.IssuerErr
-	case s.Issuer == nil:
+	case iss == nil && issErr != nil:
+		return nil, issErr
+	case iss == nil:
 		return nil, errors.New("the hook has no grant issuer")
 	case !filepath.IsAbs(s.Airlock):
 		return nil, fmt.Errorf("the path of airlock %q is not absolute", s.Airlock)
@@ -83,7 +101,7 @@ func (s *Sandbox) rewrite(call tool.Call, input json.RawMessage, p *profile.Prof
 	if ttl <= 0 {
 		ttl = DefaultGrantTTL
 	}
-	tok, err := s.Issuer.Issue(grant.Binding{
+	tok, err := iss.Issue(grant.Binding{
 		ExecutionID: call.ExecutionID, Command: command, Dir: call.Cwd, Profile: p.Fingerprint(),
 		Kind: tool.KindCommandExecute, Target: command,
 	}, ttl)
