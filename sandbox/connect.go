@@ -90,9 +90,9 @@ type connectBroker struct {
 	// starts with the first copy kept (holdOnce), not with the run.
 	holdPID  atomic.Int64
 	holdOnce sync.Once
-	closeMu   sync.Mutex
-	closing   bool
-	once      sync.Once
+	closeMu  sync.Mutex
+	closing  bool
+	once     sync.Once
 }
 
 // startConnectBroker serves listener until close; it takes ownership of
