@@ -85,9 +85,14 @@ type connectBroker struct {
 	wg        sync.WaitGroup
 	receiving sync.WaitGroup
 	holding   sync.WaitGroup // the look at the run's sockets (sockhold.go)
-	closeMu   sync.Mutex
-	closing   bool
-	once      sync.Once
+	// holdPID is the sandbox's init, whose descendants the look reads,
+	// once the broker may hand host sockets over (0: never); the look
+	// starts with the first copy kept (holdOnce), not with the run.
+	holdPID  atomic.Int64
+	holdOnce sync.Once
+	closeMu  sync.Mutex
+	closing  bool
+	once     sync.Once
 }
 
 // startConnectBroker serves listener until close; it takes ownership of

@@ -122,17 +122,34 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 	var roots []rootState
 	var states []protectedState
 	seen := map[string]bool{}
+	// Each root is opened once for the whole snapshot: the paths are
+	// looked up beneath the descriptor whose identity the snapshot
+	// records, not beneath a second open of the same name.
+	fds := make([]int, 0, len(pl.roots))
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for _, r := range pl.roots {
+		fd, err := openRoot(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		fds = append(fds, fd)
+		var s unix.Stat_t
+		if err := unix.Fstat(fd, &s); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", r, err)
+		}
+		roots = append(roots, rootState{Path: r, Ino: [2]uint64{s.Dev, s.Ino}, Mode: s.Mode & 0o7777, UID: s.Uid, GID: s.Gid})
+	}
 	add := func(path string, mustExist bool) error {
 		ri, rel := rootOf(pl.roots, path)
 		if ri < 0 {
 			return nil
 		}
-		root, err := openRoot(pl.roots[ri])
-		if err != nil {
-			return err
-		}
-		defer unix.Close(root)
-		st, err := stateAt(root, ri, rel)
+		root, rootIno := fds[ri], roots[ri].Ino
+		st, err := stateAt(root, rootIno, ri, rel)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -142,7 +159,7 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 			mustExist = false
 		}
 		if !st.Existed {
-			st, err = shallowestMissing(root, ri, rel)
+			st, err = shallowestMissing(root, rootIno, ri, rel)
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
@@ -153,19 +170,6 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 			states = append(states, st)
 		}
 		return nil
-	}
-	for _, r := range pl.roots {
-		fd, err := openRoot(r)
-		if err != nil {
-			return nil, nil, err
-		}
-		var s unix.Stat_t
-		err = unix.Fstat(fd, &s)
-		unix.Close(fd)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", r, err)
-		}
-		roots = append(roots, rootState{Path: r, Ino: [2]uint64{s.Dev, s.Ino}, Mode: s.Mode & 0o7777, UID: s.Uid, GID: s.Gid})
 	}
 	for _, p := range pl.present {
 		if err := add(p, true); err != nil {
@@ -182,12 +186,7 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 		if ri < 0 {
 			continue
 		}
-		root, err := openRoot(pl.roots[ri])
-		if err != nil {
-			return nil, nil, err
-		}
-		st, err := stateAt(root, ri, rel)
-		unix.Close(root)
+		st, err := stateAt(fds[ri], roots[ri].Ino, ri, rel)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", p, err)
 		}
@@ -317,7 +316,7 @@ func checkProtected(j *runJournal) ([]Denial, error) {
 		if left[fmt.Sprint(st.Root, "/", st.Rel)] {
 			continue
 		}
-		d, err := checkOne(rootFDs[st.Root], j.Roots[st.Root].Path, st, j.RunID, had)
+		d, err := checkOne(rootFDs[st.Root], j.Roots[st.Root], st, j.RunID, had)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -377,9 +376,11 @@ func checkRoot(r rootState) ([]Denial, int, error) {
 
 // checkOne looks at one protected path and moves it aside if the run may
 // have made it.
-func checkOne(root int, rootPath string, st protectedState, runID string, had map[string]bool) (*Denial, error) {
+func checkOne(root int, r rootState, st protectedState, runID string, had map[string]bool) (*Denial, error) {
+	rootPath := r.Path
 	path := filepath.Join(rootPath, st.Rel)
-	parent, chain, err := walkParent(root, st.Rel)
+	// checkRoot has made sure root is the tree of the start (r.Ino).
+	parent, chain, err := openParent(root, r.Ino, st.Rel)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		// A component above is gone, or is now a file or a symlink: the
 		// path is not there. A symlink planted in its place leads host
@@ -389,7 +390,7 @@ func checkOne(root int, rootPath string, st protectedState, runID string, had ma
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	defer unix.Close(parent)
+	defer closeParent(parent, root)
 	base := filepath.Base(st.Rel)
 	var s unix.Stat_t
 	err = unix.Fstatat(parent, base, &s, unix.AT_SYMLINK_NOFOLLOW)
@@ -434,9 +435,9 @@ func checkOne(root int, rootPath string, st protectedState, runID string, had ma
 }
 
 // stateAt records rel beneath root.
-func stateAt(root, ri int, rel string) (protectedState, error) {
+func stateAt(root int, rootIno [2]uint64, ri int, rel string) (protectedState, error) {
 	st := protectedState{Root: ri, Rel: rel}
-	parent, chain, err := walkParent(root, rel)
+	parent, chain, err := openParent(root, rootIno, rel)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		// A component above is missing, a file, or a symlink (a .git
 		// symlink's target is protected on its own account): nothing
@@ -446,7 +447,7 @@ func stateAt(root, ri int, rel string) (protectedState, error) {
 	if err != nil {
 		return st, err
 	}
-	defer unix.Close(parent)
+	defer closeParent(parent, root)
 	st.Chain = chain
 	var s unix.Stat_t
 	err = unix.Fstatat(parent, filepath.Base(rel), &s, unix.AT_SYMLINK_NOFOLLOW)
@@ -470,15 +471,15 @@ func stateAt(root, ri int, rel string) (protectedState, error) {
 // shallowestMissing returns the state of the first missing component of
 // rel: a whole .git the run makes in a workspace that had none is judged
 // as one, not by the parts of it the protected list names.
-func shallowestMissing(root, ri int, rel string) (protectedState, error) {
+func shallowestMissing(root int, rootIno [2]uint64, ri int, rel string) (protectedState, error) {
 	parts := strings.Split(rel, "/")
 	for i := 1; i <= len(parts); i++ {
-		st, err := stateAt(root, ri, strings.Join(parts[:i], "/"))
+		st, err := stateAt(root, rootIno, ri, strings.Join(parts[:i], "/"))
 		if err != nil || !st.Existed {
 			return st, err
 		}
 	}
-	return stateAt(root, ri, rel)
+	return stateAt(root, rootIno, ri, rel)
 }
 
 // walkParent opens the directory holding rel beneath root, one component
@@ -510,6 +511,26 @@ func walkParent(root int, rel string) (int, [][2]uint64, error) {
 			return -1, nil, err
 		}
 		fd = next
+	}
+}
+
+// openParent is walkParent for a root whose identity the caller has
+// checked (rootIno, its device and inode): the chain starts with it, and
+// a name at the top of the tree, most of the protected list, is looked
+// up in root itself instead of in a second descriptor of it, which saves
+// an open, a stat and a close for each name at the start of every run
+// and again at its end. Release the parent with closeParent.
+func openParent(root int, rootIno [2]uint64, rel string) (int, [][2]uint64, error) {
+	if strings.Contains(rel, "/") {
+		return walkParent(root, rel)
+	}
+	return root, [][2]uint64{rootIno}, nil
+}
+
+// closeParent closes a parent openParent opened, never root itself.
+func closeParent(parent, root int) {
+	if parent != root {
+		unix.Close(parent)
 	}
 }
 

@@ -83,6 +83,7 @@ func (b *connectBroker) remember(s int, dst netip.AddrPort) {
 	}
 	if fd, err := unix.FcntlInt(uintptr(s), unix.F_DUPFD_CLOEXEC, 0); err == nil {
 		c.fd, c.ino = fd, st.Ino
+		b.holdCopies()
 	}
 	if len(b.conns) >= maxHostConns {
 		if b.conns[0].fd >= 0 {

@@ -53,6 +53,17 @@ const unseenScans = 2
 // closes would keep each to the end of the run).
 const maxShut = 1024
 
+// holdCopies starts the look at the run's descriptors when the broker
+// keeps its first copy of a host socket. Until then there is nothing to
+// release, and a run that never connects (most commands) pays for no
+// look: no thread waking every holdScan to read /proc. It runs in an
+// answer, which close waits for before it waits for the look.
+func (b *connectBroker) holdCopies() {
+	if pid := b.holdPID.Load(); pid > 0 {
+		b.holdOnce.Do(func() { b.startHolding(int(pid)) })
+	}
+}
+
 // startHolding starts looking at the descriptors of the processes that
 // descend from initPID, the sandbox's init, until the broker closes.
 func (b *connectBroker) startHolding(initPID int) {

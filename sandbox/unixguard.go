@@ -409,7 +409,7 @@ func (p *Process) startNotifier(h *guard.Handoff) error {
 		return err
 	}
 	if b.brokerTCP {
-		b.startHolding(p.child.Process.Pid)
+		b.holdPID.Store(int64(p.child.Process.Pid))
 	}
 	p.broker = b
 	return nil
