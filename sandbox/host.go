@@ -68,6 +68,8 @@ type HostInfo struct {
 	SystemIDMapReason string `json:"system_idmap_reason,omitempty"`
 
 	cgroups linux.CgroupLayout
+	// idmapTrees: the probe's id-mapped trees, for the first run.
+	idmapTrees *probedTrees
 }
 
 // LandlockFeature is one Landlock feature the sandbox uses, with the ABI
@@ -104,7 +106,7 @@ func ProbeHost() HostInfo {
 		*ok, *why = a.OK, a.Reason
 	}
 	h.KillableWait = seccomp.KillableWait(h.Kernel)
-	h.SystemIDMap, h.SystemIDMapReason = probeSystemIDMap(h.UID)
+	h.SystemIDMap, h.SystemIDMapReason, h.idmapTrees = probeSystemIDMap(h.UID)
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	h.CgroupDelegated = h.cgroups.Delegated
 	return h
@@ -277,4 +279,8 @@ const egressMechanism = "network namespace whose only interface is a TAP device 
 
 // ReportFor says what an Executor for p would enforce on this host,
 // without requiring anything (New fails where this only reports).
-func ReportFor(p *profile.Profile) Report { return reportFor(p, ProbeHost()) }
+func ReportFor(p *profile.Profile) Report {
+	h := ProbeHost()
+	defer h.idmapTrees.close()
+	return reportFor(p, h)
+}
