@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"syscall"
 
@@ -100,33 +99,35 @@ func smallHolderUserns() (int, error) {
 		return -1, err
 	}
 	defer unix.Close(prog)
-	inR, inW, err := os.Pipe()
-	if err != nil {
+	// Raw pipes, not os.Pipe: the holder's ends need no poller, and
+	// each *os.File would register with it and back (a dozen calls).
+	var in, ready [2]int
+	if err := unix.Pipe2(in[:], unix.O_CLOEXEC); err != nil {
 		return -1, err
 	}
-	defer inW.Close()
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
+	if err := unix.Pipe2(ready[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(in[0])
+		unix.Close(in[1])
 		return -1, err
 	}
-	defer readyR.Close()
+	defer unix.Close(ready[0])
 	// No Cloneflags: the child is a vfork, and enters its namespace
 	// after its exec. Pdeathsig survives the exec: a holder never
 	// outlives its supervisor.
 	pid, err := syscall.ForkExec("/proc/self/fd/"+strconv.Itoa(prog), []string{IDMapHolderArg0}, &syscall.ProcAttr{
 		Env:   []string{},
-		Files: []uintptr{inR.Fd(), readyW.Fd(), ^uintptr(0)},
+		Files: []uintptr{uintptr(in[0]), uintptr(ready[1]), ^uintptr(0)},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
-	inR.Close()
-	readyW.Close()
+	unix.Close(in[0])
+	unix.Close(ready[1])
 	if err != nil {
+		unix.Close(in[1])
 		return -1, fmt.Errorf("%w: exec: %w", errNoSmallHolder, err)
 	}
 	defer func() {
 		// Its stdin at end of file, the holder exits.
-		inW.Close()
+		unix.Close(in[1])
 		reap(pid)
 	}()
 	// The holder writes one byte once it is in its namespace; end of
@@ -134,7 +135,11 @@ func smallHolderUserns() (int, error) {
 	// it is reaped its pid cannot be reused, so the /proc paths below are
 	// this holder's.
 	var b [1]byte
-	if n, _ := readyR.Read(b[:]); n != 1 {
+	n, err := unix.Read(ready[0], b[:])
+	for err == unix.EINTR {
+		n, err = unix.Read(ready[0], b[:])
+	}
+	if n != 1 {
 		return -1, fmt.Errorf("%w: the holder could not enter a new user namespace", errNoSmallHolder)
 	}
 	if err := writeIDMaps(pid, rootlessMap()); err != nil {
