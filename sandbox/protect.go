@@ -122,16 +122,21 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 	var roots []rootState
 	var states []protectedState
 	seen := map[string]bool{}
+	// Each root is opened once, and every path is looked at beneath
+	// that descriptor: the states are of the tree whose identity the
+	// root's state records, and the snapshot costs no open per path.
+	rootFDs := make([]int, 0, len(pl.roots))
+	defer func() {
+		for _, fd := range rootFDs {
+			unix.Close(fd)
+		}
+	}()
 	add := func(path string, mustExist bool) error {
 		ri, rel := rootOf(pl.roots, path)
 		if ri < 0 {
 			return nil
 		}
-		root, err := openRoot(pl.roots[ri])
-		if err != nil {
-			return err
-		}
-		defer unix.Close(root)
+		root := rootFDs[ri]
 		st, err := stateAt(root, ri, rel)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -141,7 +146,9 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 			// mounted there, so it is checked as absent.
 			mustExist = false
 		}
-		if !st.Existed {
+		if !st.Existed && strings.Contains(rel, "/") {
+			// A name at the top is its own shallowest missing part;
+			// only a deeper one needs the search.
 			st, err = shallowestMissing(root, ri, rel)
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
@@ -159,10 +166,9 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		rootFDs = append(rootFDs, fd)
 		var s unix.Stat_t
-		err = unix.Fstat(fd, &s)
-		unix.Close(fd)
-		if err != nil {
+		if err := unix.Fstat(fd, &s); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", r, err)
 		}
 		roots = append(roots, rootState{Path: r, Ino: [2]uint64{s.Dev, s.Ino}, Mode: s.Mode & 0o7777, UID: s.Uid, GID: s.Gid})
@@ -182,12 +188,7 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 		if ri < 0 {
 			continue
 		}
-		root, err := openRoot(pl.roots[ri])
-		if err != nil {
-			return nil, nil, err
-		}
-		st, err := stateAt(root, ri, rel)
-		unix.Close(root)
+		st, err := stateAt(rootFDs[ri], ri, rel)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", p, err)
 		}
