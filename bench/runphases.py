@@ -49,7 +49,9 @@ def runs(path):
         if pid == cur["sup"]:
             if name == "sys_enter_close_range":
                 cur.setdefault("main", t)
-            elif name == "sys_enter_clone" and "0x10000011" in rest:
+            elif name == "sys_enter_clone" and ("0x10000011" in rest or "0x00004111" in rest):
+                # The id-map holder: a fork into a new user namespace, or
+                # the small holder's vfork (idmapholder.go).
                 cur.setdefault("holder", t)
             elif name == "sys_enter_clone" and "0x7c021011" in rest:
                 cur["nsclone"] = t

@@ -99,7 +99,8 @@ func TestSpecJSON(t *testing.T) {
 func TestIsEnvName(t *testing.T) {
 	name := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	pattern := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
-	for _, s := range []string{"", "*", "A", "_", "a1", "1a", "LC_*", "LC_**", "*LC", "A-B", "A B", "PATH", "x\n", "é", "Z9_z", "9", "_9", "A*B", "a.b"} {
+	for _, s := range []string{"", "*", "A", "_", "a1", "1a", "LC_*", "LC_**", "*LC", "A-B", "A B", "PATH", "x\n", "é", "Z9_z", "9", "_9", "A*B", "a.b",
+		"**", "a", "LC*_", "9A", "A9", "A=B", "A\\n", "Ä", "AÄ", "*A", "A.B", "aZ_09*"} {
 		if got, want := isEnvName(s, false), name.MatchString(s); got != want {
 			t.Errorf("isEnvName(%q, false) = %v; want %v", s, got, want)
 		}

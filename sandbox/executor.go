@@ -159,12 +159,14 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 		missing = append(missing, st)
 	}
 	if len(missing) > 0 {
+		h.idmapTrees.close()
 		return nil, &UnavailableError{Missing: missing}
 	}
 	var pol *egress.Policy
 	if usesGateway(p.Spec().Network, h) {
 		var err error
 		if pol, err = egress.Compile(p.Spec().Network); err != nil {
+			h.idmapTrees.close()
 			return nil, err
 		}
 	}

@@ -161,8 +161,7 @@ func discoverGit(roots []string, home string, getenv func(string) string, ws str
 	}
 	for _, g := range global {
 		d.protect(g)
-		d.config(g, d.worktrees, 0)
-		if v := configValue(g, "core", "hookspath"); v != "" {
+		if v := d.config(g, d.worktrees, 0); v != "" {
 			d.out.globalHooks = append(d.out.globalHooks, d.expand(v, "."))
 		}
 	}
@@ -410,13 +409,17 @@ func (d *gitDiscovery) worktreeDirs(dir string) {
 
 // config protects what the config file names: the hooks directory
 // (relative to each working tree in wts) and include targets (relative
-// to the file), and reads the includes in turn.
-func (d *gitDiscovery) config(file string, wts []string, depth int) {
+// to the file), and reads the includes in turn. It returns the file's
+// own last core.hooksPath (configValue), so the file is read once.
+func (d *gitDiscovery) config(file string, wts []string, depth int) (hooksPath string) {
 	data, err := os.ReadFile(file)
 	if err != nil || depth > 8 {
-		return
+		return ""
 	}
 	eachGitConfigEntry(data, func(section, key, value string) {
+		if section == "core" && key == "hookspath" {
+			hooksPath = value
+		}
 		switch {
 		case value == "":
 		case section == "core" && key == "hookspath":
@@ -433,6 +436,7 @@ func (d *gitDiscovery) config(file string, wts []string, depth int) {
 			d.config(target, wts, depth+1)
 		}
 	})
+	return hooksPath
 }
 
 // expand resolves a path from a git config: ~ is the host user's home,

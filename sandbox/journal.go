@@ -244,6 +244,9 @@ func FinishInterruptedRuns() ([]Denial, error) {
 			errs = append(errs, &JournalError{Path: dir, Err: fmt.Errorf("%w: read the run journals in %s: %w", ErrProtectCheck, dir, err)})
 			continue
 		}
+		if len(entries) == 0 {
+			continue // nothing to finish (and no need to look at who owns it)
+		}
 		if privateDir(dir) != nil {
 			continue // not ours: never act on what it holds
 		}

@@ -76,7 +76,7 @@ func placeholderMode(name string) uint32 {
 // when the run makes it): only placeholders already there (another
 // run's, or one a killed supervisor left) are listed, so this run shares
 // them and the last run removes them, and none is made.
-func placeholderNames(pl protectPlan, protected []string, readOnlyWorkspace, guarded bool) map[string][]string {
+func placeholderNames(pl protectPlan, look *nameLook, protected []string, readOnlyWorkspace, guarded bool) map[string][]string {
 	out := map[string][]string{}
 	for _, root := range pl.roots {
 		var names []string
@@ -87,10 +87,10 @@ func placeholderNames(pl protectPlan, protected []string, readOnlyWorkspace, gua
 		}
 		for _, n := range names {
 			path := filepath.Join(root, n)
-			if guarded && !lexists(path) {
+			if guarded && !look.lexists(path) {
 				continue
 			}
-			if heldAbsent(path) {
+			if look.heldAbsent(path) {
 				out[root] = append(out[root], n)
 			}
 		}
@@ -114,13 +114,41 @@ func topNames(protected []string) []string {
 	return out
 }
 
+// nameLook answers, for one plan, whether a name exists and whether it
+// is held absent (heldAbsent). planProtection and placeholderNames ask
+// about each top-level name up to three times; one lstat answers them
+// all, as it would a moment later.
+type nameLook struct {
+	exists, held map[string]bool
+}
+
+func newNameLook() *nameLook {
+	return &nameLook{exists: map[string]bool{}, held: map[string]bool{}}
+}
+
+func (l *nameLook) lexists(path string) bool {
+	v, ok := l.exists[path]
+	if !ok {
+		v = lexists(path)
+		l.exists[path] = v
+	}
+	return v
+}
+
 // heldAbsent reports whether the top-level name path is absent for the
 // run's protection: missing, or another run's placeholder, which this
 // run takes over (placePlaceholders) and judges as absent at its start.
-func heldAbsent(path string) bool {
-	if !lexists(path) {
-		return true
+func (l *nameLook) heldAbsent(path string) bool {
+	v, ok := l.held[path]
+	if !ok {
+		v = !l.lexists(path) || isPlaceholder(path)
+		l.held[path] = v
 	}
+	return v
+}
+
+// isPlaceholder reports whether path is a placeholder (isPlaceholderAt).
+func isPlaceholder(path string) bool {
 	fd, err := unix.Open(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false

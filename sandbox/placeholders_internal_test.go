@@ -163,3 +163,50 @@ func write(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// The plan's look at a top-level name: missing and another run's
+// placeholder are held absent, anything else is present, and the answer
+// is the first look's for the whole plan (one lstat per name).
+func TestNameLook(t *testing.T) {
+	root := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(unix.Mkdir(filepath.Join(root, "placeholder"), 0o1755))
+	must(unix.Mkdir(filepath.Join(root, "dir"), 0o755))
+	must(os.WriteFile(filepath.Join(root, "file"), nil, 0o644))
+	look := newNameLook()
+	for _, tc := range []struct {
+		name           string
+		exists, absent bool
+	}{
+		{"missing", false, true},
+		{"placeholder", true, true},
+		{"dir", true, false},
+		{"file", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(root, tc.name)
+			for range 2 {
+				if got := look.lexists(path); got != tc.exists {
+					t.Errorf("lexists(%s) = %v, want %v", tc.name, got, tc.exists)
+				}
+				if got := look.heldAbsent(path); got != tc.absent {
+					t.Errorf("heldAbsent(%s) = %v, want %v", tc.name, got, tc.absent)
+				}
+			}
+		})
+	}
+	// Made after the first look: the plan keeps what it saw, a fresh
+	// look sees it.
+	must(unix.Mkdir(filepath.Join(root, "missing"), 0o755))
+	if look.lexists(filepath.Join(root, "missing")) {
+		t.Error("the plan's look changed its answer within the plan")
+	}
+	if newNameLook().heldAbsent(filepath.Join(root, "missing")) {
+		t.Error("a fresh look does not see the directory made since")
+	}
+}

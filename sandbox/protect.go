@@ -158,7 +158,9 @@ func snapshotProtected(pl protectPlan) ([]rootState, []protectedState, error) {
 			// mounted there, so it is checked as absent.
 			mustExist = false
 		}
-		if !st.Existed {
+		if !st.Existed && strings.Contains(rel, "/") {
+			// A name at the top is its own shallowest missing part;
+			// only a deeper one needs the search.
 			st, err = shallowestMissing(root, rootIno, ri, rel)
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)

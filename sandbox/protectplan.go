@@ -54,13 +54,14 @@ func planProtection(s profile.Spec, guarded bool) protectPlan {
 	pl.named = git.named
 	pl.present = append(pl.present, git.readOnly...)
 	pl.absent = append(pl.absent, git.absent...)
+	look := newNameLook()
 	if !s.ReadOnlyWorkspace {
 		for _, rel := range s.Filesystem.Protected {
 			if hasGlob(rel) {
 				continue
 			}
 			path := filepath.Join(ws, rel)
-			if lexists(path) && (strings.Contains(filepath.Clean(rel), "/") || !heldAbsent(path)) {
+			if look.lexists(path) && (strings.Contains(filepath.Clean(rel), "/") || !look.heldAbsent(path)) {
 				pl.present = append(pl.present, path)
 			} else {
 				pl.absent = append(pl.absent, path)
@@ -72,12 +73,12 @@ func planProtection(s profile.Spec, guarded bool) protectPlan {
 		// directory (pinned above): an empty .git, or another run's
 		// placeholder, must not become a repository during this run.
 		for _, top := range topNames(s.Filesystem.Protected) {
-			if path := filepath.Join(ws, top); !heldAbsent(path) {
+			if path := filepath.Join(ws, top); !look.heldAbsent(path) {
 				pl.present = append(pl.present, path)
 			}
 		}
 	}
-	pl.placeholders = placeholderNames(pl, s.Filesystem.Protected, s.ReadOnlyWorkspace, guarded)
+	pl.placeholders = placeholderNames(pl, look, s.Filesystem.Protected, s.ReadOnlyWorkspace, guarded)
 	pl.present = uniqueSorted(pl.present)
 	pl.absent = uniqueSorted(pl.absent)
 	pl.pins = git.pins

@@ -48,6 +48,10 @@ func rootlessMap() []syscall.SysProcIDMap {
 // syscall.ForkExec, not os/exec: os/exec brings path/filepath into this
 // package, which would delay the stage-2 init hook (see netaddr.go).
 func NewRootlessUserns() (int, error) {
+	// The small holder (idmapholder.go) copies nothing of this process.
+	if fd, err := smallHolderUserns(); err == nil {
+		return fd, nil
+	}
 	// The namespace only needs a process in it while it is opened: a
 	// traced child stops at its exec before it runs an instruction, so
 	// no Go runtime starts for it. Where ptrace is refused (Yama's
@@ -97,13 +101,7 @@ func rootlessUserns(traced bool) (int, error) {
 	}
 	// Its stdin at end of file, an untraced holder exits.
 	w.Close()
-	var ws syscall.WaitStatus
-	for {
-		_, werr := syscall.Wait4(pid, &ws, unix.WALL, nil)
-		if werr != syscall.EINTR && (werr != nil || ws.Exited() || ws.Signaled()) {
-			break
-		}
-	}
+	reap(pid)
 	if err != nil {
 		return -1, fmt.Errorf("open the id mapping's user namespace: %w", err)
 	}
