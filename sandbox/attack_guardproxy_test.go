@@ -14,8 +14,8 @@ import (
 // (sandbox/internal/linux/guardproxy.go), so it must be held to what the
 // command may do: a proxy with the capabilities of the namespace's owner,
 // or outside the command's Landlock domain, would do for the command what
-// the command may not do itself (an in-process proxy on threads of the
-// init, tried for issue 21, was both until each thread confined itself).
+// the command may not do itself (a proxy on threads of the init that do
+// not confine themselves, one way tried for issue 21, does both).
 // Two routes:
 //
 //   - capabilities: appending to a workspace file of mode 0444 that the
