@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -185,10 +184,8 @@ func Restrict(rs Ruleset) (Status, error) {
 	defer unix.Close(ruleset)
 
 	var skipped []string
-	var opened openFDs
-	defer opened.close()
 	for _, r := range merge(rs) {
-		why, err := addRule(ruleset, r, attr.handledAccessFS, &opened)
+		why, err := addRule(ruleset, r, attr.handledAccessFS)
 		if err != nil {
 			return Status{}, fmt.Errorf("landlock: add rule for %s: %w", r.path, err)
 		}
@@ -258,96 +255,43 @@ func merge(rs Ruleset) []rule {
 }
 
 // addRule adds r to the ruleset, cut to what the kernel handles and to what
-// the file type can carry. It returns why when the rule was skipped. The
-// path's descriptor goes to opened, which closes it later.
-func addRule(ruleset int, r rule, handled uint64, opened *openFDs) (why string, err error) {
+// the file type can carry. It returns why when the rule was skipped.
+func addRule(ruleset int, r rule, handled uint64) (why string, err error) {
 	if !path.IsAbs(r.path) {
 		return "", errors.New("not an absolute path")
 	}
 	// O_PATH opens without read permission and follows symlinks, so a rule
 	// on a symlink grants its target, as the kernel resolves at access time.
-	// A rule with directory rights opens with O_DIRECTORY first, which
-	// tells the file type without an fstat: a directory opens, anything
-	// else fails with ENOTDIR (as does a path whose parent is not a
-	// directory, which the plain open then finds missing).
-	access := r.access & handled
-	flags := unix.O_PATH | unix.O_CLOEXEC
-	if access&^accessFile != 0 {
-		fd, err := unix.Open(r.path, flags|unix.O_DIRECTORY, 0)
-		if err == nil {
-			opened.add(fd)
-			return "", addPathRule(ruleset, fd, access)
-		}
-		if !errors.Is(err, unix.ENOTDIR) {
-			if missing(err) {
-				return "does not exist", nil
-			}
-			return "", fmt.Errorf("open: %w", err)
-		}
-	}
-	fd, err := unix.Open(r.path, flags, 0)
+	fd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if missing(err) {
 		return "does not exist", nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("open: %w", err)
 	}
-	opened.add(fd)
-	access &= accessFile
+	defer unix.Close(fd)
+
+	var s unix.Stat_t
+	if err := unix.Fstat(fd, &s); err != nil {
+		return "", fmt.Errorf("stat: %w", err)
+	}
+	access := r.access & handled
+	if s.Mode&unix.S_IFMT != unix.S_IFDIR {
+		access &= accessFile
+	}
 	if access == 0 {
 		// Only rights this kernel does not handle were asked for (IoctlDev
 		// before ABI 5), and unhandled rights need no rule to be allowed.
 		return "", nil
 	}
-	return "", addPathRule(ruleset, fd, access)
-}
 
-func addPathRule(ruleset, fd int, access uint64) error {
 	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
 	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset),
 		unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
 	if errno != 0 {
-		return errno
+		return "", errno
 	}
-	return nil
-}
-
-// openFDs holds the rules' descriptors and closes them in batches: a
-// ruleset of a large deny expansion (every other entry of /etc) has
-// hundreds of rules, and one close_range for each run of consecutive
-// descriptor numbers of the batch saves a close per descriptor. Only
-// numbers the batch holds are in a run, so nothing else is closed.
-type openFDs struct {
-	fds []int
-}
-
-// openBatch bounds the descriptors held at once, far below any
-// RLIMIT_NOFILE.
-const openBatch = 64
-
-// add holds fd, which stays open until the next add at least.
-func (o *openFDs) add(fd int) {
-	if len(o.fds) >= openBatch {
-		o.close()
-	}
-	o.fds = append(o.fds, fd)
-}
-
-func (o *openFDs) close() {
-	slices.Sort(o.fds)
-	for i := 0; i < len(o.fds); {
-		j := i + 1
-		for j < len(o.fds) && o.fds[j] == o.fds[j-1]+1 {
-			j++
-		}
-		if j-i == 1 || unix.CloseRange(uint(o.fds[i]), uint(o.fds[j-1]), 0) != nil {
-			for _, fd := range o.fds[i:j] {
-				unix.Close(fd)
-			}
-		}
-		i = j
-	}
-	o.fds = o.fds[:0]
+	return "", nil
 }
 
 // missing reports whether err means the path is not there: the last

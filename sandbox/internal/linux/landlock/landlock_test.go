@@ -88,35 +88,6 @@ func probeCases() []probeCase {
 			want: 0,
 		},
 
-		// A rule on a file: its directory rights fall away (the open with
-		// O_DIRECTORY fails, the plain one gives the file), the file stays
-		// readable, its directory does not become listable.
-		{
-			name:    "read/file-rule",
-			ruleset: func(f fixture) Ruleset { return Ruleset{Read: []string{filepath.Join(f.RO, "f")}} },
-			probe:   openFile("RO", unix.O_RDONLY), want: 0,
-		},
-		{
-			name:    "read/file-rule-dir-not-listable",
-			ruleset: func(f fixture) Ruleset { return Ruleset{Read: []string{filepath.Join(f.RO, "f")}} },
-			probe:   openFileAt("RO", ".", unix.O_RDONLY|unix.O_DIRECTORY), want: unix.EACCES,
-		},
-		{
-			name:    "read/file-rule-beneath-a-file-skipped",
-			ruleset: func(f fixture) Ruleset { return Ruleset{Read: []string{f.RO, filepath.Join(f.RO, "f", "x")}} },
-			probe: func(f fixture, st Status) error {
-				if len(st.Skipped) != 1 || !strings.Contains(st.Skipped[0], "f/x: does not exist") {
-					return fmt.Errorf("Skipped = %q, want the path beneath a file", st.Skipped)
-				}
-				return openFile("RO", unix.O_RDONLY)(f, st)
-			},
-			want: 0,
-		},
-		// More rules than one batch of descriptors (openFDs): every rule
-		// holds, and the path outside them stays refused.
-		{name: "read/many-rules", ruleset: manyRules, probe: openFile("RO", unix.O_RDONLY), want: 0},
-		{name: "read/many-rules-outside", ruleset: manyRules, probe: openFile("Outside", unix.O_RDONLY), want: unix.EACCES},
-
 		// Write and create.
 		{name: "write/under-Read", ruleset: readWrite, probe: openFile("RO", unix.O_WRONLY), want: unix.EACCES},
 		{name: "write/under-Write", ruleset: readWrite, probe: openFile("RW", unix.O_WRONLY), want: 0},
@@ -368,75 +339,6 @@ func newRights(abi int) uint64 {
 		return unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
 	}
 	return 0
-}
-
-// manyRules is a Read rule on 3*openBatch existing files of /usr/bin
-// (their directory is not in the ruleset) and as many missing names, RO
-// last: more descriptors than one batch (openFDs).
-func manyRules(f fixture) Ruleset {
-	var rs Ruleset
-	ents, _ := os.ReadDir("/usr/bin")
-	for i, e := range ents {
-		if i == 3*openBatch {
-			break
-		}
-		rs.Read = append(rs.Read, filepath.Join("/usr/bin", e.Name()), filepath.Join(f.RW2, fmt.Sprintf("missing-%d", i)))
-	}
-	rs.Read = append(rs.Read, f.RO)
-	return rs
-}
-
-// TestOpenFDs: every descriptor given to openFDs is closed, in batches
-// and at the end, and a descriptor it was not given survives, also when
-// it lies between two of its own.
-func TestOpenFDs(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		n       int
-		foreign int // index before which a foreign descriptor is opened; -1 none
-	}{
-		{"one", 1, -1},
-		{"contiguous", 10, -1},
-		{"foreign-between", 10, 5},
-		{"more-than-a-batch", 2*openBatch + 3, -1},
-		{"foreign-in-second-batch", 2 * openBatch, openBatch + 7},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var o openFDs
-			var mine []int
-			foreign := -1
-			for i := 0; i < tc.n; i++ {
-				if i == tc.foreign {
-					fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					foreign = fd
-				}
-				fd, err := unix.Open("/dev/null", unix.O_PATH|unix.O_CLOEXEC, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				mine = append(mine, fd)
-				o.add(fd)
-			}
-			o.close()
-			for _, fd := range mine {
-				if fd == foreign {
-					continue // a number of a closed batch, reused
-				}
-				if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != unix.EBADF {
-					t.Errorf("descriptor %d still open after close (%v)", fd, err)
-				}
-			}
-			if foreign >= 0 {
-				if _, err := unix.FcntlInt(uintptr(foreign), unix.F_GETFD, 0); err != nil {
-					t.Errorf("the foreign descriptor %d was closed: %v", foreign, err)
-				}
-				unix.Close(foreign)
-			}
-		})
-	}
 }
 
 func newFixture(t *testing.T) fixture {
