@@ -157,54 +157,49 @@ func applyMount(root int, m Mount, tree int, maskFile, maskDir string) error {
 		return fileMount(root, rel, m)
 	}
 
-	isDir := true
+	var target int
 	switch m.Kind {
 	case MountBind:
 		var st unix.Stat_t
 		if err := unix.Fstat(tree, &st); err != nil {
 			return err
 		}
-		isDir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+		target, err := targetIn(root, rel, st.Mode&unix.S_IFMT == unix.S_IFDIR)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(target)
+		return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 	case MountMask:
 		// Masks land on paths that exist in the view; their type decides
 		// which placeholder hides them.
-		fd, err := openIn(root, rel)
+		target, err := openIn(root, rel)
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				return nil
 			}
 			return err
 		}
+		defer unix.Close(target)
 		var st unix.Stat_t
-		err = unix.Fstat(fd, &st)
-		unix.Close(fd)
-		if err != nil {
+		if err := unix.Fstat(target, &st); err != nil {
 			return err
 		}
-		isDir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+		src := maskFile
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			src = maskDir
+		}
+		return maskWith(target, src)
+	default:
+		var err error
+		if target, err = targetIn(root, rel, true); err != nil {
+			return err
+		}
+		defer unix.Close(target)
 	}
-	if err := ensureTarget(root, rel, isDir); err != nil {
-		return err
-	}
-	target, err := openIn(root, rel)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(target)
 	at := fmt.Sprintf("/proc/self/fd/%d", target)
 
 	switch m.Kind {
-	case MountBind:
-		return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
-	case MountMask:
-		src := maskFile
-		if isDir {
-			src = maskDir
-		}
-		if err := unix.Mount(src, at, "", unix.MS_BIND, ""); err != nil {
-			return err
-		}
-		return remountReadOnly(root, rel)
 	case MountTmpfs:
 		mode := m.Mode
 		if mode == 0 {
@@ -230,6 +225,23 @@ func applyMount(root int, m Mount, tree int, maskFile, maskDir string) error {
 	return fmt.Errorf("unknown mount kind %q", m.Kind)
 }
 
+// maskWith binds src, read-only, nosuid and nodev, over target: a clone
+// of src that gets its flags while detached and is then moved into place,
+// so no lookup between the bind and the flags could land elsewhere and
+// no syscall is spent finding the new mount again.
+func maskWith(target int, src string) error {
+	tree, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("clone mask: %w", err)
+	}
+	defer unix.Close(tree)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		return fmt.Errorf("set read-only: %w", err)
+	}
+	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
+
 // remountReadOnly makes the mount now on top of rel read-only. It reopens
 // rel so that the lookup lands on the new mount, not the one beneath.
 func remountReadOnly(root int, rel string) error {
@@ -252,32 +264,35 @@ func openIn(root int, rel string) (int, error) {
 	})
 }
 
-// ensureTarget creates rel (a directory, or an empty file) inside root if
-// it is missing, creating parents as needed.
-func ensureTarget(root int, rel string, dir bool) error {
-	if rel == "" {
-		return nil
-	}
+// targetIn returns a descriptor on rel inside root, the mount point of
+// one step, making rel first (a directory, or an empty file) with its
+// parents where it is missing. The caller closes it. It is the lookup
+// that found rel, or the new file's own descriptor (created with O_EXCL
+// and O_NOFOLLOW, so the file is the one made here), so the step mounts
+// on what was checked without looking rel up again.
+func targetIn(root int, rel string, dir bool) (int, error) {
 	if fd, err := openIn(root, rel); err == nil {
-		unix.Close(fd)
-		return nil
+		return fd, nil
 	}
 	if dir {
-		return mkdirAllIn(root, rel)
+		if err := mkdirAllIn(root, rel); err != nil {
+			return -1, err
+		}
+		return openIn(root, rel)
 	}
 	if err := mkdirAllIn(root, path.Dir(rel)); err != nil {
-		return err
+		return -1, err
 	}
 	parent, err := openDirIn(root, path.Dir(rel))
 	if err != nil {
-		return err
+		return -1, err
 	}
 	defer unix.Close(parent)
 	fd, err := unix.Openat(parent, path.Base(rel), unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return fmt.Errorf("create mount point: %w", err)
+		return -1, fmt.Errorf("create mount point: %w", err)
 	}
-	return unix.Close(fd)
+	return fd, nil
 }
 
 func openDirIn(root int, rel string) (int, error) {
@@ -352,14 +367,11 @@ func cloneInPlace(root int, rel string, optional, ro bool) error {
 // only as the mount. An Optional file is skipped when its mount point
 // cannot be made (a read-only parent without the file).
 func fileMount(root int, rel string, m Mount) error {
-	if err := ensureTarget(root, rel, false); err != nil {
+	target, err := targetIn(root, rel, false)
+	if err != nil {
 		if m.Optional {
 			return nil
 		}
-		return err
-	}
-	target, err := openIn(root, rel)
-	if err != nil {
 		return err
 	}
 	defer unix.Close(target)

@@ -54,10 +54,7 @@ func (s *scratchTmpfs) bind(root int, m Mount) error {
 		return err
 	}
 	rel := strings.TrimPrefix(path.Clean(m.Target), "/")
-	if err := ensureTarget(root, rel, true); err != nil {
-		return err
-	}
-	target, err := openIn(root, rel)
+	target, err := targetIn(root, rel, true)
 	if err != nil {
 		return err
 	}

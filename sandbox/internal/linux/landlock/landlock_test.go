@@ -88,6 +88,34 @@ func probeCases() []probeCase {
 			want: 0,
 		},
 
+		// A rule on a file: its directory rights fall away, the file
+		// stays readable, its directory does not become listable.
+		{
+			name:    "read/file-rule",
+			ruleset: func(f fixture) Ruleset { return Ruleset{Read: []string{filepath.Join(f.RO, "f")}} },
+			probe:   openFile("RO", unix.O_RDONLY), want: 0,
+		},
+		{
+			name:    "read/file-rule-dir-not-listable",
+			ruleset: func(f fixture) Ruleset { return Ruleset{Read: []string{filepath.Join(f.RO, "f")}} },
+			probe:   openFileAt("RO", ".", unix.O_RDONLY|unix.O_DIRECTORY), want: unix.EACCES,
+		},
+		{
+			name:    "read/file-rule-beneath-a-file-skipped",
+			ruleset: func(f fixture) Ruleset { return Ruleset{Read: []string{f.RO, filepath.Join(f.RO, "f", "x")}} },
+			probe: func(f fixture, st Status) error {
+				if len(st.Skipped) != 1 || !strings.Contains(st.Skipped[0], "f/x: does not exist") {
+					return fmt.Errorf("Skipped = %q, want the path beneath a file", st.Skipped)
+				}
+				return openFile("RO", unix.O_RDONLY)(f, st)
+			},
+			want: 0,
+		},
+		// As many rules as a deny expansion of /etc makes: every rule
+		// holds, and the path outside them stays refused.
+		{name: "read/many-rules", ruleset: manyRules, probe: openFile("RO", unix.O_RDONLY), want: 0},
+		{name: "read/many-rules-outside", ruleset: manyRules, probe: openFile("Outside", unix.O_RDONLY), want: unix.EACCES},
+
 		// Write and create.
 		{name: "write/under-Read", ruleset: readWrite, probe: openFile("RO", unix.O_WRONLY), want: unix.EACCES},
 		{name: "write/under-Write", ruleset: readWrite, probe: openFile("RW", unix.O_WRONLY), want: 0},
@@ -339,6 +367,21 @@ func newRights(abi int) uint64 {
 		return unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
 	}
 	return 0
+}
+
+// manyRules is a Read rule on 200 existing files of /usr/bin (their
+// directory is not in the ruleset) and as many missing names, RO last.
+func manyRules(f fixture) Ruleset {
+	var rs Ruleset
+	ents, _ := os.ReadDir("/usr/bin")
+	for i, e := range ents {
+		if i == 200 {
+			break
+		}
+		rs.Read = append(rs.Read, filepath.Join("/usr/bin", e.Name()), filepath.Join(f.RW2, fmt.Sprintf("missing-%d", i)))
+	}
+	rs.Read = append(rs.Read, f.RO)
+	return rs
 }
 
 func newFixture(t *testing.T) fixture {
