@@ -222,10 +222,12 @@ func (p *Process) spawn() error {
 	c := &exec.Cmd{
 		Path: "/proc/self/exe",
 		Args: []string{linux.Stage2Arg0},
-		// The helper's own environment (the command's is in the config):
-		// it does one thing at a time, and a second P only adds threads
-		// and spinning, about 0.6 ms a run (docs/BENCHMARKS.md).
-		Env:        []string{"GOMAXPROCS=1"},
+		// The helper's own environment (the command's is in the config).
+		// Two Ps, not one: the init's signal.Notify of every signal
+		// (catchSignals) then runs beside the mount view instead of
+		// waiting for the helper's thread to give up its P, about 1 ms
+		// a run less at the same CPU time (docs/BENCHMARKS.md).
+		Env:        []string{"GOMAXPROCS=2"},
 		Stdin:      p.cmd.Stdin,
 		ExtraFiles: []*os.File{cfgR, errW},
 		SysProcAttr: &syscall.SysProcAttr{
