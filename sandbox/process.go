@@ -220,7 +220,7 @@ func (p *Process) spawn() error {
 		flags |= unix.CLONE_NEWNET
 	}
 	c := &exec.Cmd{
-		Path: "/proc/self/exe",
+		// Path is set below, once ExtraFiles are known (helperbin.go).
 		Args: []string{linux.Stage2Arg0},
 		// The helper's own environment (the command's is in the config):
 		// it does one thing at a time, and a second P only adds threads
@@ -312,7 +312,13 @@ func (p *Process) spawn() error {
 		c.Stdin = in
 		p.pipes = append(p.pipes, in)
 	}
-	if err := c.Start(); err != nil {
+	path, helperFD := p.e.helper.execPath(3 + len(c.ExtraFiles))
+	c.Path = path
+	err = c.Start()
+	if helperFD >= 0 {
+		unix.Close(helperFD)
+	}
+	if err != nil {
 		return &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
 	}
 	p.live.Lock()
