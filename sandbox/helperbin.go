@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -78,23 +79,22 @@ func openHelper(path string) helperBinary {
 	return helperBinary{file: f, path: path}
 }
 
-// execPath is the path the clone's child execs, given the number of
-// descriptors it gets: the helper's descriptor, duplicated
-// (close-on-exec) to a number well above them, because the child's
-// descriptor shuffle (os/exec moves clashing ExtraFiles to numbers above
-// them, one by one, before it places them at 3, 4, ...) must not land on
-// it before the exec. The caller closes the returned descriptor, if not
-// -1, once the child started. A failed duplication (a descriptor limit
-// below the number) runs this program instead: correct, only slower.
-func (h helperBinary) execPath(files int) (string, int) {
+// setPath makes c exec the helper: by its descriptor, passed as c's
+// last ExtraFile, so that the number the path names is the one os/exec
+// places it at in the child after its shuffle of the descriptors. (A
+// descriptor of the supervisor's own, duplicated above them, would need
+// a number above the 64 a fresh table holds, and the table's growth in
+// a threaded process waits for an RCU grace period: about 10 ms a run.)
+// The helper marks every inherited descriptor close-on-exec first
+// (linux.CloseInheritedOnExec), so this one never reaches the command.
+// Without a helper binary, c re-executes this program.
+func (h helperBinary) setPath(c *exec.Cmd) {
 	if h.file == nil {
-		return selfExe, -1
+		c.Path = selfExe
+		return
 	}
-	fd, err := unix.FcntlInt(h.file.Fd(), unix.F_DUPFD_CLOEXEC, max(256, 4*files+64))
-	if err != nil {
-		return selfExe, -1
-	}
-	return "/proc/self/fd/" + strconv.Itoa(fd), fd
+	c.ExtraFiles = append(c.ExtraFiles, h.file)
+	c.Path = "/proc/self/fd/" + strconv.Itoa(2+len(c.ExtraFiles))
 }
 
 // sameBuild says whether theirs, a helper's build information, is the

@@ -312,12 +312,8 @@ func (p *Process) spawn() error {
 		c.Stdin = in
 		p.pipes = append(p.pipes, in)
 	}
-	path, helperFD := p.e.helper.execPath(3 + len(c.ExtraFiles))
-	c.Path = path
+	p.e.helper.setPath(c)
 	err = c.Start()
-	if helperFD >= 0 {
-		unix.Close(helperFD)
-	}
 	if err != nil {
 		return &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
 	}
