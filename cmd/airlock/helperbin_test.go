@@ -27,7 +27,12 @@ func TestRunHelperBinary(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-ldflags=-X=main.unused=other", "-o", other, "../airlock-sandbox").CombinedOutput(); err != nil {
 		t.Fatalf("build another airlock-sandbox: %v\n%s", err, out)
 	}
-	root := t.TempDir()
+	// Not t.TempDir: uid 65534 must reach it.
+	root, err := os.MkdirTemp("", "airlock-helperbin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
 	if err := os.Chmod(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +78,11 @@ func TestRunHelperBinary(t *testing.T) {
 					t.Skip("already unprivileged: the other case is this one")
 				}
 				dir := filepath.Join(root, strings.ReplaceAll(tc.name, " ", "-")+"-"+user)
-				ws := filepath.Join(dir, "ws")
-				if err := os.MkdirAll(ws, 0o755); err != nil {
-					t.Fatal(err)
+				ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+				for _, d := range []string{ws, home} {
+					if err := os.MkdirAll(d, 0o755); err != nil {
+						t.Fatal(err)
+					}
 				}
 				nbin := filepath.Join(dir, "airlock")
 				copyFile(t, bin, nbin)
@@ -85,15 +92,17 @@ func TestRunHelperBinary(t *testing.T) {
 				args := []string{"run", "--workspace", ws, "--", "cat", "/proc/1/comm"}
 				c := exec.Command(nbin, args...)
 				if user != "root" {
-					if err := os.Chown(ws, 65534, 65534); err != nil {
-						t.Fatal(err)
+					for _, d := range []string{ws, home} {
+						if err := os.Chown(d, 65534, 65534); err != nil {
+							t.Fatal(err)
+						}
 					}
 					setpriv, err := exec.LookPath("setpriv")
 					if err != nil {
 						t.Skip("setpriv (util-linux) is not installed")
 					}
 					c = exec.Command(setpriv, append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--", nbin}, args...)...)
-					c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + ws, "LANG=C.UTF-8"}
+					c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + home, "LANG=C.UTF-8"}
 				}
 				c.Dir = ws
 				code, so, se := runCmd(t, c)
