@@ -98,7 +98,6 @@ type Executor struct {
 	host    HostInfo
 	report  Report
 	policy  *egress.Policy // nil: no egress gateway (network none, or all without TUN)
-	helper  helperBinary
 }
 
 // Options configure an Executor. The zero value runs any command the
@@ -116,12 +115,6 @@ type Options struct {
 	// Dialer opens the supervisor's side of the connections the egress
 	// layer allows. Nil means a net.Dialer with egress.DefaultDialTimeout.
 	Dialer *net.Dialer
-	// Helper is the path of the sandbox's helper binary, airlock-sandbox
-	// (cmd/airlock-sandbox) of this same build. Empty means HelperName
-	// beside os.Executable(). A file that is absent or not provably this
-	// build is never run: the Executor re-executes the running program,
-	// which holds the same helpers (HelperPath says which it uses).
-	Helper string
 }
 
 // New checks that this host gives every guarantee p requires and returns
@@ -180,13 +173,8 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	// A supervisor killed outright cannot remove its run's cgroup; the
 	// next one does.
 	linux.SweepStale(h.cgroups)
-	return &Executor{profile: p, opts: opts, host: h, report: r, policy: pol, helper: openHelper(opts.Helper)}, nil
+	return &Executor{profile: p, opts: opts, host: h, report: r, policy: pol}, nil
 }
-
-// HelperPath is the program this Executor execs as the sandbox's helpers:
-// the helper binary's path, or "/proc/self/exe" when it re-executes the
-// running program; why then says what was wrong with the helper binary.
-func (e *Executor) HelperPath() (path, why string) { return e.helper.path, e.helper.fallback }
 
 func containsGuarantee(list []GuaranteeStatus, g profile.Guarantee) bool {
 	for _, s := range list {

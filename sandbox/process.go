@@ -220,7 +220,7 @@ func (p *Process) spawn() error {
 		flags |= unix.CLONE_NEWNET
 	}
 	c := &exec.Cmd{
-		// Path is set below, once ExtraFiles are known (helperbin.go).
+		Path: "/proc/self/exe",
 		Args: []string{linux.Stage2Arg0},
 		// The helper's own environment (the command's is in the config):
 		// it does one thing at a time, and a second P only adds threads
@@ -312,9 +312,7 @@ func (p *Process) spawn() error {
 		c.Stdin = in
 		p.pipes = append(p.pipes, in)
 	}
-	p.e.helper.setPath(c)
-	err = c.Start()
-	if err != nil {
+	if err := c.Start(); err != nil {
 		return &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
 	}
 	p.live.Lock()
