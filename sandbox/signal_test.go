@@ -69,13 +69,18 @@ func TestSignal(t *testing.T) {
 		}
 	})
 	t.Run("a handler receives SIGTERM", func(t *testing.T) {
+		// Short sleeps, not one long one: Python runs a handler between
+		// bytecodes, so a signal that lands after print() returns but
+		// before the sleep's syscall starts waits for that sleep to end
+		// (about 1 run in 50 under load with one 30 s sleep).
 		p, _ := start(t, "/usr/bin/python3", "-c", `
 import signal, sys, time
 def bye(n, f):
     sys.exit(0)
 signal.signal(signal.SIGTERM, bye)
 print("ready", flush=True)
-time.sleep(30)
+for _ in range(300):
+    time.sleep(0.1)
 sys.exit(9)`)
 		if err := p.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
