@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -253,10 +254,13 @@ func TestNothingLeftBehind(t *testing.T) {
 	// Positive control: the same detached shell outside the sandbox is
 	// found by the scan above (and then ended by this test, by its pid).
 	ctl := exec.Command("sh", "-c", "sleep 1000; :", marker)
+	// Its own process group, ended whole: killing the shell alone would
+	// leave its sleep running on the host.
+	ctl.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := ctl.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = ctl.Process.Kill(); _ = ctl.Wait() }()
+	defer func() { _ = syscall.Kill(-ctl.Process.Pid, syscall.SIGKILL); _ = ctl.Wait() }()
 	var b []byte
 	for start := time.Now(); len(b) == 0 && time.Since(start) < 2*time.Second; time.Sleep(5 * time.Millisecond) {
 		b, _ = os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ctl.Process.Pid)) // empty until exec is done
