@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -40,13 +39,11 @@ type Output struct {
 func (o Output) encode() ([]byte, error) {
 	d := o.HookSpecificOutput
 	if len(d.UpdatedInput) > 0 {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(o); err != nil {
+		j, err := marshalNoEscape(o)
+		if err != nil {
 			return nil, err
 		}
-		return b.Bytes(), nil
+		return append(j, '\n'), nil
 	}
 	b := make([]byte, 0, 256)
 	b = append(b, `{"hookSpecificOutput":{"hookEventName":`...)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/airlockhq/airlock/internal/jsonquote"
 )
 
 // node is a JSON value that keeps its objects' key order, so that a
@@ -101,8 +103,7 @@ func marshalNoEscape(v any) (json.RawMessage, error) {
 }
 
 func stringNode(s string) *node {
-	raw, _ := marshalNoEscape(s)
-	return &node{raw: raw}
+	return &node{raw: jsonquote.AppendNoHTMLEscape(nil, s)}
 }
 
 // get returns the value of key in an object, or nil.
@@ -147,9 +148,8 @@ func (n *node) encode(b *strings.Builder, indent string) {
 		}
 		b.WriteString("{\n")
 		for i, m := range n.members {
-			key, _ := marshalNoEscape(m.key)
 			b.WriteString(indent + "  ")
-			b.Write(key)
+			b.Write(jsonquote.AppendNoHTMLEscape(nil, m.key))
 			b.WriteString(": ")
 			m.value.encode(b, indent+"  ")
 			if i < len(n.members)-1 {
