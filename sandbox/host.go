@@ -145,21 +145,13 @@ func probeUserNS(uid int) (bool, string) {
 	return true, ""
 }
 
-// readInt reads a number from a /proc file; -1 when it cannot. It reads
-// with plain calls: os.ReadFile registers a /proc file with the poller
-// and back, and fstats it, eight calls where three do.
+// readInt reads a number from a /proc file; -1 when it cannot.
 func readInt(path string) int {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	b, err := linux.ReadKernelFile(path)
 	if err != nil {
 		return -1
 	}
-	var buf [32]byte
-	n, err := unix.Read(fd, buf[:])
-	unix.Close(fd)
-	if err != nil || n <= 0 {
-		return -1
-	}
-	v, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
 		return -1
 	}

@@ -294,7 +294,7 @@ func (cg *Cgroup) PeakMemory() int64 {
 	if cg.mode == "v2" {
 		file = "memory.peak"
 	}
-	b, err := readCgroupFile(path.Join(cg.by["memory"], file))
+	b, err := ReadKernelFile(path.Join(cg.by["memory"], file))
 	if err != nil {
 		return 0
 	}
@@ -303,7 +303,7 @@ func (cg *Cgroup) PeakMemory() int64 {
 }
 
 func keyedValue(path, key string) int64 {
-	b, err := readCgroupFile(path)
+	b, err := ReadKernelFile(path)
 	if err != nil {
 		return 0
 	}
@@ -317,12 +317,12 @@ func keyedValue(path, key string) int64 {
 	return 0
 }
 
-// readCgroupFile reads one of the small counter files of a cgroup with
-// plain system calls: os.ReadFile would stat it and, since cgroupfs files
-// can be polled, register it with the runtime's poller and take it off
-// again, five calls more for each of the counters read at every run's
-// end.
-func readCgroupFile(path string) ([]byte, error) {
+// ReadKernelFile reads a small file of the kernel's (a cgroup counter,
+// a /proc number) with plain system calls: os.ReadFile would stat it and,
+// since cgroupfs and procfs files can be polled, register it with the
+// runtime's poller and take it off again, five calls more for each of the
+// files the supervisor reads at every run's start and end.
+func ReadKernelFile(path string) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
