@@ -208,16 +208,15 @@ func TestAttackWriteFill(t *testing.T) {
 	const budget = 128 << 20
 	const slack = 48 << 20 // what one check and one walk may let through
 	run := func(t *testing.T, maxWrite int64, how string) (sandboxtest.Outcome, int64) {
-		sb, _ := attackTarget(t, func(s *profile.Spec) { s.Budgets.MaxWrite = profile.Size(maxWrite) })
+		// The budget counts the filesystem's loss of free space, which
+		// space freed meanwhile offsets (another package's tests
+		// removing their directories, the journal committing the
+		// earlier subtests' deletions): the run gets a filesystem of its
+		// own, so that it is measured against its own writes only.
+		sb := sandboxtest.New(t, preset, sandboxtest.OwnFilesystemWorkspace(t), func(s *profile.Spec) { s.Budgets.MaxWrite = profile.Size(maxWrite) })
 		if st := sb.Executor.Report().Status(profile.ResourceLimits); st.Status != sandbox.Enforced && st.Status != sandbox.Degraded {
 			t.Fatalf("resource-limits is %s with a write budget", st.Status)
 		}
-		// The budget counts the filesystem's loss of free space, which
-		// space freed meanwhile offsets: the earlier subtests' 256 MiB
-		// workspaces, removed just before, are freed on the disk only
-		// when its journal commits. Commit it first, so that the run is
-		// measured against its own writes only.
-		syscall.Sync()
 		o := sb.Run(t, sandboxtest.Probe{Args: sandboxtest.Py(workspaceFill, fmt.Sprint(2*budget>>20), how), Timeout: 60 * time.Second})
 		return o, diskUse(t, sb.Workspace)
 	}

@@ -26,8 +26,10 @@ func TestAttackWriteFillLargeWorkspace(t *testing.T) {
 	// account's cost must not grow with the workspace.
 	const slack = 48 << 20
 	// One workspace for both runs: making 100,000 files takes longer
-	// than the runs.
-	ws := sandboxtest.Workspace(t)
+	// than the runs. It is on a filesystem of its own, as in
+	// TestAttackWriteFill: space others free on a shared disk would
+	// offset the run's writes.
+	ws := sandboxtest.OwnFilesystemWorkspace(t)
 	for i := 0; i < files/100; i++ {
 		d := filepath.Join(ws, "node_modules", fmt.Sprintf("pkg%04d", i))
 		must(t, os.MkdirAll(d, 0o755))

@@ -28,8 +28,10 @@ func TestAttacksUnprivileged(t *testing.T) {
 	setuid := sandboxtest.MakeSetuidBinary(t, suid, 0)
 	addr := sandboxtest.HostAddress(t)
 	secrets := sandboxtest.SystemSecrets(t)
+	ownFS := sandboxtest.MountOwnFilesystem(t, sandboxtest.NobodyUID)
 	sandboxtest.RerunAsNobody(t, "^TestAttack",
 		sandboxtest.EnvHostAddr+"="+addr,
 		sandboxtest.EnvSetuidBinary+"="+setuid,
-		sandboxtest.EnvSystemSecrets+"="+secrets)
+		sandboxtest.EnvSystemSecrets+"="+secrets,
+		sandboxtest.EnvOwnFilesystem+"="+ownFS)
 }
