@@ -61,7 +61,8 @@ func (w *inputWalker) field(key string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-var errWalk = inputErr("is not valid JSON")
+// errWalk is a literal, not an inputErr call: nothing of fmt at init.
+var errWalk = &InputError{Problem: "is not valid JSON"}
 
 func (w *inputWalker) space() {
 	for w.i < len(w.data) {
