@@ -6,6 +6,7 @@
 #   airlock run --workspace BIG -- /bin/true        (BIG: 100,000 files, as a node_modules)
 #   airlock hook claude-code < a three-segment Bash call
 #   airlock --version                               (the Go runtime and package inits alone)
+#   a Go hello world, built as airlock is           (the floor of any Go program's start)
 #
 # beside bubblewrap with every namespace and beside plain /bin/true, then
 # the ratios of the medians: airlock/bwrap, big/small workspace, and the
@@ -71,6 +72,12 @@ $airlock_cmd || { echo "startup.sh: airlock cannot run here; see: $tmp/airlock d
 # files as for a real call.
 printf '{"session_id":"bench","transcript_path":"%s/t.jsonl","cwd":"%s","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls -la | grep -c src && echo done","description":"bench"},"tool_use_id":"bench"}\n' "$tmp" "$ws" >"$tmp/hook.json"
 hook_cmd="$tmp/airlock hook claude-code < $tmp/hook.json"
+# What any Go program's start costs here, built with airlock's flags: the
+# hook and --version above it are what airlock's binary and work add.
+mkdir "$tmp/hello"
+printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hello\\n") }\n' >"$tmp/hello/main.go"
+(cd "$tmp/hello" && go mod init hello >/dev/null 2>&1 && go build -trimpath -ldflags=-s -o "$tmp/hello-go" .)
+"$tmp/hello-go" >/dev/null || { echo "startup.sh: the Go hello world does not run" >&2; exit 1; }
 (cd "$ws" && eval "$hook_cmd" | grep -q permissionDecision) || { echo "startup.sh: the hook gave no decision: $hook_cmd" >&2; exit 1; }
 
 # The big workspace: FILES files (rounded up to 100) in directories of
@@ -100,7 +107,8 @@ hyperfine -N --warmup "$WARMUP" --runs "$RUNS" \
   -n bwrap "$bwrap_cmd" \
   -n airlock "$airlock_cmd" \
   "${big_args[@]}" \
-  -n version "$tmp/airlock --version"
+  -n version "$tmp/airlock --version" \
+  -n hello-go "$tmp/hello-go"
 hyperfine --warmup "$WARMUP" --runs "$RUNS" \
   --export-json bench/results/startup-hook.json \
   --export-markdown bench/results/startup-hook.md \
@@ -110,9 +118,12 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 a=$(median airlock bench/results/startup.json)
 b=$(median bwrap bench/results/startup.json)
 h=$(median hook bench/results/startup-hook.json)
-awk -v a="$a" -v b="$b" -v h="$h" 'BEGIN {
+v=$(median version bench/results/startup.json)
+g0=$(median hello-go bench/results/startup.json)
+awk -v a="$a" -v b="$b" -v h="$h" -v v="$v" -v g0="$g0" 'BEGIN {
   printf "median: airlock %.2f ms, bwrap %.2f ms; airlock/bwrap = %.2fx (target <= 1.0x, goal 0.7x)\n", a * 1000, b * 1000, a / b
   printf "median: hook claude-code %.2f ms (target <= 3 ms)\n", h * 1000
+  printf "median: airlock --version %.2f ms, a Go hello world %.2f ms (%.2fx)\n", v * 1000, g0 * 1000, v / g0
 }'
 if [ "$FILES" -gt 0 ]; then
   g=$(median airlock-big bench/results/startup.json)

@@ -9,8 +9,9 @@
 // init of the binary, page faults included, before main. mcp, exec and
 // serve live in airlock-server (cmd/airlock-server), with the Docker
 // client, SQLite, PostgreSQL and the MCP SDK; airlock hands them over
-// with exec, so both are one command line. TestLeanImports keeps the
-// heavy modules out of this one.
+// with exec, so both are one command line. internal/binaries says which
+// binary holds what, and its TestLeanImports keeps the heavy modules out
+// of this one.
 package main
 
 import (
@@ -35,6 +36,9 @@ type subcommand struct {
 	run     func(args []string, stdout, stderr io.Writer) int
 }
 
+// subcommands are every command of every binary (internal/binaries
+// says which holds which: TestSubcommandsAsListed): this binary's own,
+// and the ones it hands to airlock-server.
 func subcommands() map[string]subcommand {
 	return map[string]subcommand{
 		"run":    {"run a command inside the sandbox", runRun},

@@ -83,7 +83,17 @@ func ParseInput(data []byte) (Input, error) {
 	if !utf8.Valid(data) {
 		return Input{}, inputErr("is not valid UTF-8")
 	}
-	if err := json.Unmarshal(data, new(any)); err != nil {
+	// json.Valid checks the syntax without building anything, and one
+	// walk of the valid text finds keys given twice and the top-level
+	// values. The checks answer in the order they always did: encoding/json's
+	// refusal (of the syntax, or of a number float64 cannot hold), the
+	// kind, the surrogates, the duplicates.
+	w := inputWalker{data: data}
+	if !json.Valid(data) || w.walk() != nil || w.badNumber {
+		err := json.Unmarshal(data, new(any))
+		if err == nil {
+			err = errors.New("json.Valid refused it") // not reached: one scanner decides both
+		}
 		return Input{}, inputErr("is not valid JSON: %v", err)
 	}
 	if k := jsonKind(data); k != "an object" {
@@ -92,30 +102,10 @@ func ParseInput(data []byte) (Input, error) {
 	if err := checkSurrogates(data); err != nil {
 		return Input{}, err
 	}
-	if err := checkDuplicateKeys(data); err != nil {
-		return Input{}, err
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return Input{}, inputErr("is not a JSON object: %v", err)
+	if w.dup != nil {
+		return Input{}, w.dup
 	}
 	var in Input
-	str := func(key string, dst *string, required bool) error {
-		raw, ok := fields[key]
-		if !ok || string(raw) == "null" {
-			if required {
-				return inputErr("has no %q", key)
-			}
-			return nil
-		}
-		if err := json.Unmarshal(raw, dst); err != nil {
-			return inputErr("field %q must be a string, not %s", key, jsonKind(raw))
-		}
-		if required && *dst == "" {
-			return inputErr("has an empty %q", key)
-		}
-		return nil
-	}
 	for _, f := range []struct {
 		key      string
 		dst      *string
@@ -129,26 +119,55 @@ func ParseInput(data []byte) (Input, error) {
 		{"transcript_path", &in.TranscriptPath, false},
 		{"permission_mode", &in.PermissionMode, false},
 	} {
-		if err := str(f.key, f.dst, f.required); err != nil {
-			return in, err
+		raw, ok := w.field(f.key)
+		if !ok || string(raw) == "null" {
+			if f.required {
+				return in, inputErr("has no %q", f.key)
+			}
+			continue
 		}
+		s, ok := jsonString(raw)
+		if !ok {
+			return in, inputErr("field %q must be a string, not %s", f.key, jsonKind(raw))
+		}
+		if f.required && s == "" {
+			return in, inputErr("has an empty %q", f.key)
+		}
+		*f.dst = s
 	}
 	if in.HookEventName != EventPreToolUse {
 		return in, inputErr("is for the %q event; airlock hook claude-code answers only PreToolUse (register it under \"PreToolUse\" in settings.json)", in.HookEventName)
 	}
-	raw, ok := fields["tool_input"]
+	raw, ok := w.field("tool_input")
 	if !ok {
 		return in, inputErr("has no \"tool_input\"")
 	}
 	if k := jsonKind(raw); k != "an object" {
 		return in, inputErr("field \"tool_input\" must be an object, not %s", k)
 	}
-	in.ToolInput = raw
+	in.ToolInput = bytes.Clone(raw)
 	if !filepath.IsAbs(in.Cwd) {
 		return in, inputErr("field \"cwd\" %q is not an absolute path", in.Cwd)
 	}
 	in.Cwd = filepath.Clean(in.Cwd)
 	return in, nil
+}
+
+// jsonString decodes raw, a valid JSON value, as a string; false when it
+// is not one. A string without escapes is its bytes (the input is valid
+// UTF-8 and valid JSON, so they are what json.Unmarshal would give).
+func jsonString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // jsonKind names the JSON type of raw for messages.
@@ -170,58 +189,6 @@ func jsonKind(raw json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
-}
-
-// checkDuplicateKeys walks the whole document and fails on a key that
-// appears twice in one object, and on anything after the first value.
-func checkDuplicateKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := walkValue(dec, "$"); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return inputErr("has more after its JSON object")
-	}
-	return nil
-}
-
-func walkValue(dec *json.Decoder, path string) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return inputErr("is not valid JSON: %v", err)
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return inputErr("is not valid JSON: %v", err)
-			}
-			key := kt.(string)
-			if seen[key] {
-				return inputErr("has the key %q twice in %s", key, path)
-			}
-			seen[key] = true
-			if err := walkValue(dec, path+"."+key); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return inputErr("is not valid JSON: %v", err)
-		}
-	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if err := walkValue(dec, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return inputErr("is not valid JSON: %v", err)
-		}
-	}
-	return nil
 }
 
 // checkSurrogates fails on a \uD800-\uDFFF escape inside a JSON string
