@@ -138,7 +138,13 @@ func Plan(rs Ruleset) Status {
 			continue
 		}
 		var s unix.Stat_t
-		err := unix.Stat(r.Path, &s)
+		var err error
+		if r.Type == TypeUnknown || r.Path == "/" {
+			err = unix.Stat(r.Path, &s)
+		} else if err = unix.Lstat(r.Path, &s); err == nil && s.Mode&unix.S_IFMT == unix.S_IFLNK {
+			st.Skipped = append(st.Skipped, r.Path+": a symlink since the plan; not followed")
+			continue
+		}
 		switch {
 		case missing(err):
 			st.Skipped = append(st.Skipped, r.Path+": does not exist")
