@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/linux/landlock"
 )
 
 // Deny entries beneath read-only paths (the presets' /etc/shadow,
@@ -32,6 +33,11 @@ const maxExpandedRules = 4000
 
 // readExpansion is the read rules that stand in for read-only roots.
 type readExpansion map[string][]string
+
+// expansionTypes is what the expansion's walk found at each path it
+// lists (the directory entry's type, no stat): the helper then opens
+// each without a lookup of its type and refuses a symlink there.
+type expansionTypes map[string]landlock.FileType
 
 // expandableRoots lists the read-only system paths of s (profile.
 // SystemReadPaths) beneath which a deny entry can match and which a deny
@@ -63,11 +69,12 @@ func expandable(root string, globs []denyGlob) bool {
 }
 
 // expandReadRoots expands the expandable roots of s within the bound; a
-// root over it is left to the deny watch.
-func expandReadRoots(s profile.Spec, globs []denyGlob) readExpansion {
+// root over it is left to the deny watch. types, when not nil, gets the
+// type of each path listed.
+func expandReadRoots(s profile.Spec, globs []denyGlob, types expansionTypes) readExpansion {
 	out := readExpansion{}
 	for _, r := range expandableRoots(s, globs) {
-		if paths, ok := expandReadRoot(r, globs); ok {
+		if paths, ok := expandReadRoot(r, globs, types); ok {
 			out[r] = paths
 		}
 	}
@@ -76,8 +83,9 @@ func expandReadRoots(s profile.Spec, globs []denyGlob) readExpansion {
 
 // expandReadRoot returns the paths whose read rules replace those of
 // root, an expandable directory, or false when there would be more than
-// maxExpandedRules.
-func expandReadRoot(root string, globs []denyGlob) ([]string, bool) {
+// maxExpandedRules. types, when not nil, gets the type of each path
+// listed; a root over the bound leaves some there, which no rule names.
+func expandReadRoot(root string, globs []denyGlob, types expansionTypes) ([]string, bool) {
 	var out []string
 	var walk func(dir string) bool
 	walk = func(dir string) bool {
@@ -98,6 +106,12 @@ func expandReadRoot(root string, globs []denyGlob) ([]string, bool) {
 			}
 			if out = append(out, p); len(out) > maxExpandedRules {
 				return false
+			}
+			if types != nil {
+				types[p] = landlock.TypeFile
+				if e.IsDir() {
+					types[p] = landlock.TypeDir
+				}
 			}
 		}
 		return true

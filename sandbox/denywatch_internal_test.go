@@ -119,7 +119,7 @@ func TestPlanDenyWatch(t *testing.T) {
 	}
 	// With /etc held to its entries by Landlock, only the workspace is
 	// watched.
-	x := expandReadRoots(roWithEtc, resolvedGlobs(roWithEtc.Filesystem.Deny))
+	x := expandReadRoots(roWithEtc, resolvedGlobs(roWithEtc.Filesystem.Deny), nil)
 	if _, ok := x["/etc"]; !ok {
 		t.Fatalf("/etc not expanded: %v", x)
 	}
@@ -197,7 +197,7 @@ func TestExpandReadRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	globs := resolvedGlobs([]string{root + "/shadow", root + "/ssh/ssh_host_*_key", root + "/ssl/private"})
-	got, ok := expandReadRoot(root, globs)
+	got, ok := expandReadRoot(root, globs, nil)
 	want := []string{"deep", "hostname", "ssh/ssh_config", "ssh/ssh_host_rsa_key.pub", "ssl/certs"}
 	for i := range want {
 		want[i] = filepath.Join(root, want[i])

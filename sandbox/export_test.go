@@ -17,3 +17,12 @@ func SetCreateGuardForTest(on bool) (restore func()) {
 	createGuardOff = !on
 	return func() { createGuardOff = old }
 }
+
+// LandlockAsListsForTest has the runs that start until the returned
+// function restores it send the Landlock lists of before the plan
+// (landlock.Ruleset.Compile) instead of the planned rules.
+func LandlockAsListsForTest(on bool) (restore func()) {
+	old := landlockAsLists
+	landlockAsLists = on
+	return func() { landlockAsLists = old }
+}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox/internal/linux"
+	"github.com/airlockhq/airlock/sandbox/internal/linux/landlock"
 )
 
 // Paths inside every sandbox.
@@ -109,14 +111,24 @@ func compile(p *profile.Profile, cmd Cmd, guarded bool, o maskOptions) (*plan, e
 	// Read-only roots beneath which a deny entry can match get a rule
 	// per entry present now (denyexpand.go).
 	globs := resolvedGlobs(s.Filesystem.Deny)
-	expanded := expandReadRoots(s, globs)
-	read := append([]string{ws, home, sandboxTmp, "/dev", "/proc"}, expanded.landlockRead(s.Filesystem.Read)...)
-	read = append(read, s.Filesystem.Write...)
+	types := expansionTypes{}
+	expanded := expandReadRoots(s, globs, types)
+	// A profile path the view makes a symlink (/bin → usr/bin) gets its
+	// rule at the view's target instead: the same inode, and where the
+	// target lies beneath another rule that grants as much (/usr), the
+	// rule is dropped (landlock.Prune).
+	viewRead := viewTargets(binds, expanded.landlockRead(s.Filesystem.Read), types)
+	viewWrite := viewTargets(binds, s.Filesystem.Write, types)
+	if landlockAsLists {
+		viewRead, viewWrite = expanded.landlockRead(s.Filesystem.Read), s.Filesystem.Write
+	}
+	read := append([]string{ws, home, sandboxTmp, "/dev", "/proc"}, viewRead...)
+	read = append(read, viewWrite...)
 	var write []string
 	if !s.ReadOnlyWorkspace {
 		write = append(write, ws)
 	}
-	write = append(write, s.Filesystem.Write...)
+	write = append(write, viewWrite...)
 	write = append(write, home, sandboxTmp, "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 	exec := s.Filesystem.Exec
 	if len(exec) == 0 {
@@ -131,30 +143,91 @@ func compile(p *profile.Profile, cmd Cmd, guarded bool, o maskOptions) (*plan, e
 		// any source tree or build artefact, or at the write budget.
 		{Resource: unix.RLIMIT_FSIZE, Value: fileSizeLimit(s.Budgets.MaxWrite)},
 	}
+	ll := landlock.Ruleset{
+		Read: read, Write: write, Exec: exec,
+		// Every directory of the view may be listed (the view holds only
+		// what the profile grants); files need Read.
+		List:     []string{"/"},
+		IoctlDev: []string{"/dev/pts", "/dev/tty", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"},
+		Types:    types,
+	}
+	// The rules in the order the helper applies them, each with its
+	// rights merged from the lists and, for the deny expansion's entries,
+	// its type.
+	llConfig := linux.LandlockConfig{Rules: ll.Compile(), ScopeSignals: true, ScopeAbstractUnix: true}
+	if landlockAsLists {
+		llConfig = linux.LandlockConfig{Read: ll.Read, List: ll.List, Write: ll.Write, Exec: ll.Exec, IoctlDev: ll.IoctlDev, ScopeSignals: true, ScopeAbstractUnix: true}
+	}
 	var links *linkCheck
 	if o.linksAtOpen {
 		links = newLinkCheck(ws)
 	}
 	return &plan{home: home, protect: prot, linksMasked: overflow, links: links, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
-		Argv:     append([]string(nil), cmd.Args...),
-		Env:      env,
-		Dir:      dir,
-		Mounts:   mounts,
-		Hostname: sandboxHostname,
-		Landlock: linux.LandlockConfig{
-			Read: read, Write: write, Exec: exec,
-			// Every directory of the view may be listed (the view holds
-			// only what the profile grants); files need Read.
-			List:              []string{"/"},
-			IoctlDev:          []string{"/dev/pts", "/dev/tty", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"},
-			ScopeSignals:      true,
-			ScopeAbstractUnix: true,
-		},
+		Argv:       append([]string(nil), cmd.Args...),
+		Env:        env,
+		Dir:        dir,
+		Mounts:     mounts,
+		Hostname:   sandboxHostname,
+		Landlock:   llConfig,
 		Rlimits:    rl,
 		Seccomp:    true,
 		ExecGuard:  strictExec,
 		LoopbackUp: s.Network.Mode == profile.NetworkModeNone,
 	}}, nil
+}
+
+// landlockAsLists sends the Landlock lists as the helper merged them
+// before the supervisor planned its rules (no types, nothing dropped):
+// for the test that compares the two domains, and nothing else.
+var landlockAsLists bool
+
+// viewTargets returns paths with each symlink binds makes in the view's
+// root directory (/bin → usr/bin) replaced by the path it leads to. The
+// kernel resolves the link from the root, a directory of the view's own
+// with no symlink in its way, so the lexical path is the one it finds; a
+// link elsewhere, or with ".." in it, is left as it is (the rule then
+// follows it when it is applied). A target that is not itself a symlink
+// on the host, beneath the bind of the same host path, gets its type in
+// types, so that landlock.Prune may drop it.
+func viewTargets(binds []linux.Mount, paths []string, types expansionTypes) []string {
+	links := map[string]string{}
+	for _, m := range binds {
+		if m.Kind == linux.MountSymlink && filepath.Dir(m.Target) == "/" && !slices.Contains(strings.Split(m.Source, "/"), "..") {
+			links[m.Target] = m.Source
+		}
+	}
+	if len(links) == 0 {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = p
+		dest, ok := links[p]
+		if !ok {
+			continue
+		}
+		out[i] = filepath.Join("/", dest)
+		if boundAbove(binds, out[i]) {
+			if fi, err := os.Lstat(out[i]); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+				types[out[i]] = landlock.TypeFile
+				if fi.IsDir() {
+					types[out[i]] = landlock.TypeDir
+				}
+			}
+		}
+	}
+	return out
+}
+
+// boundAbove reports whether a bind of binds shows the host's own path
+// at a directory above p, so p in the view is the host's p.
+func boundAbove(binds []linux.Mount, p string) bool {
+	for _, m := range binds {
+		if m.Kind == linux.MountBind && m.Source == m.Target && m.Target != p && profile.Within(m.Target, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // pathMount binds a profile path; a symlink on the host (/bin → usr/bin

@@ -1,5 +1,7 @@
 package linux
 
+import "github.com/airlockhq/airlock/sandbox/internal/linux/landlock"
+
 // Config is everything the stage-2 helper needs, sent by the supervisor
 // over a pipe as JSON. Paths are absolute and the same inside and outside
 // the sandbox (the mount view mirrors the host's layout).
@@ -100,14 +102,17 @@ type Mount struct {
 // (only when the supervisor found it unavailable and the profile allows
 // running without it).
 type LandlockConfig struct {
-	Enabled           bool     `json:"enabled"`
-	Read              []string `json:"read,omitempty"`
-	List              []string `json:"list,omitempty"`
-	Write             []string `json:"write,omitempty"`
-	Exec              []string `json:"exec,omitempty"`
-	IoctlDev          []string `json:"ioctl_dev,omitempty"`
-	ScopeSignals      bool     `json:"scope_signals,omitempty"`
-	ScopeAbstractUnix bool     `json:"scope_abstract_unix,omitempty"`
+	Enabled bool `json:"enabled"`
+	// Rules are the supervisor's plan (landlock.Ruleset.Compile), applied
+	// in order before the lists' rules.
+	Rules             []landlock.Rule `json:"rules,omitempty"`
+	Read              []string        `json:"read,omitempty"`
+	List              []string        `json:"list,omitempty"`
+	Write             []string        `json:"write,omitempty"`
+	Exec              []string        `json:"exec,omitempty"`
+	IoctlDev          []string        `json:"ioctl_dev,omitempty"`
+	ScopeSignals      bool            `json:"scope_signals,omitempty"`
+	ScopeAbstractUnix bool            `json:"scope_abstract_unix,omitempty"`
 }
 
 // Rlimit is one resource limit (soft = hard).

@@ -85,6 +85,8 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 		return fmt.Errorf("mask dir: %w", err)
 	}
 
+	masks := masker{file: maskFile, dir: maskDir, placed: [2]int{-1, -1}}
+	defer masks.close()
 	var scratch scratchTmpfs
 	for i, m := range mounts {
 		if m.Kind == MountBind && trees[i] < 0 {
@@ -94,7 +96,7 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 		if m.Kind == MountScratch {
 			err = scratch.bind(root, m)
 		} else {
-			err = applyMount(root, m, trees[i], maskFile, maskDir)
+			err = applyMount(root, m, trees[i], &masks)
 		}
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", m.Kind, m.Target, err)
@@ -139,7 +141,7 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 // applyMount performs one step of the view. Targets are resolved inside
 // the new root (RESOLVE_IN_ROOT), so a symlink planted in the workspace
 // cannot redirect a mount onto the host's tree.
-func applyMount(root int, m Mount, tree int, maskFile, maskDir string) error {
+func applyMount(root int, m Mount, tree int, masks *masker) error {
 	rel := strings.TrimPrefix(path.Clean(m.Target), "/")
 	switch m.Kind {
 	case MountSymlink:
@@ -185,11 +187,7 @@ func applyMount(root int, m Mount, tree int, maskFile, maskDir string) error {
 		if err := unix.Fstat(target, &st); err != nil {
 			return err
 		}
-		src := maskFile
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			src = maskDir
-		}
-		return maskWith(target, src)
+		return masks.mask(target, st.Mode&unix.S_IFMT == unix.S_IFDIR)
 	default:
 		var err error
 		if target, err = targetIn(root, rel, true); err != nil {
@@ -225,21 +223,60 @@ func applyMount(root int, m Mount, tree int, maskFile, maskDir string) error {
 	return fmt.Errorf("unknown mount kind %q", m.Kind)
 }
 
-// maskWith binds src, read-only, nosuid and nodev, over target: a clone
-// of src that gets its flags while detached and is then moved into place,
-// so no lookup between the bind and the flags could land elsewhere and
-// no syscall is spent finding the new mount again.
-func maskWith(target int, src string) error {
+// masker places masks: the empty file or directory bound, read-only,
+// nosuid and nodev, over a target.
+type masker struct {
+	file, dir string
+	// placed holds, for the file [0] and the directory [1], the first
+	// mask placed, or -1.
+	placed [2]int
+}
+
+// mask binds the file or, if dir, the directory mask over target. The
+// first of each kind is a clone of its source that gets its flags while
+// detached and is then moved into place, so no lookup between the bind
+// and the flags could land elsewhere and no syscall is spent finding the
+// new mount again. Every later one is a clone of that first mask, by its
+// descriptor (no lookup), which carries its flags: one open_tree and one
+// move_mount a mask.
+func (m *masker) mask(target int, dir bool) error {
+	kind, src := 0, m.file
+	if dir {
+		kind, src = 1, m.dir
+	}
+	if first := m.placed[kind]; first >= 0 {
+		tree, err := unix.OpenTree(first, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+		if err != nil {
+			return fmt.Errorf("clone mask: %w", err)
+		}
+		defer unix.Close(tree)
+		return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+	}
 	tree, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("clone mask: %w", err)
 	}
-	defer unix.Close(tree)
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
 	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		unix.Close(tree)
 		return fmt.Errorf("set read-only: %w", err)
 	}
-	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+	if err := unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		unix.Close(tree)
+		return err
+	}
+	// Moved, the descriptor is the mask's mount in the view.
+	m.placed[kind] = tree
+	return nil
+}
+
+func (m *masker) close() {
+	for i, fd := range m.placed {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		m.placed[i] = -1
+	}
 }
 
 // remountReadOnly makes the mount now on top of rel read-only. It reopens

@@ -35,10 +35,10 @@ func inMountNamespace(t *testing.T, f func() error) {
 	}
 }
 
-// TestMaskWith: a mask hides a file's and a directory's content, is
+// TestMasker: a mask hides a file's and a directory's content, is
 // read-only, nosuid and nodev, and lands where the target descriptor is,
 // through a final symlink too (the view resolves targets that way).
-func TestMaskWith(t *testing.T) {
+func TestMasker(t *testing.T) {
 	dir := t.TempDir()
 	inMountNamespace(t, func() error {
 		if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
@@ -55,6 +55,8 @@ func TestMaskWith(t *testing.T) {
 		must(os.WriteFile(filepath.Join(dir, "secret"), []byte("secret"), 0o644))
 		must(os.Mkdir(filepath.Join(dir, "private"), 0o755))
 		must(os.WriteFile(filepath.Join(dir, "private", "key"), []byte("key"), 0o644))
+		must(os.Mkdir(filepath.Join(dir, "private2"), 0o755))
+		must(os.WriteFile(filepath.Join(dir, "private2", "key"), []byte("key"), 0o644))
 		must(os.WriteFile(filepath.Join(dir, "linked"), []byte("linked"), 0o644))
 		must(os.Symlink("linked", filepath.Join(dir, "link")))
 		must(os.WriteFile(filepath.Join(dir, "other"), []byte("other"), 0o644))
@@ -63,16 +65,21 @@ func TestMaskWith(t *testing.T) {
 			return err
 		}
 		defer unix.Close(root)
+		masks := masker{file: maskFile, dir: maskDir, placed: [2]int{-1, -1}}
+		defer masks.close()
+		// The second of each kind is a clone of the first: it must carry
+		// the same flags.
 		for _, tc := range []struct{ target, src, check string }{
 			{"secret", maskFile, "secret"},
 			{"private", maskDir, "private"},
 			{"link", maskFile, "linked"},
+			{"private2", maskDir, "private2"},
 		} {
 			fd, err := openIn(root, tc.target)
 			if err != nil {
 				return err
 			}
-			err = maskWith(fd, tc.src)
+			err = masks.mask(fd, tc.src == maskDir)
 			unix.Close(fd)
 			if err != nil {
 				t.Errorf("mask %s: %v", tc.target, err)

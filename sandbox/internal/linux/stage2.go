@@ -128,6 +128,7 @@ func Stage2() {
 	}
 	if cfg.Landlock.Enabled {
 		st, err := landlock.Restrict(landlock.Ruleset{
+			Rules:             cfg.Landlock.Rules,
 			Read:              cfg.Landlock.Read,
 			List:              cfg.Landlock.List,
 			Write:             cfg.Landlock.Write,

@@ -45,6 +45,13 @@ type Ruleset struct {
 	// ioctls with EACCES, apart from a few the kernel always allows
 	// (FIOCLEX, FIONBIO and the like).
 	IoctlDev []string
+	// Types says, for paths of the lists above, what the planner found
+	// there (see Rule.Type); a path not in it is TypeUnknown.
+	Types map[string]FileType
+	// Rules are rules planned beforehand, by Ruleset.Compile of another
+	// Ruleset (the supervisor's, for the stage-2 helper): applied as
+	// they are, before those of the lists.
+	Rules []Rule
 
 	// ScopeSignals stops signals to processes outside the sandbox's
 	// Landlock domain (ABI 6).
@@ -125,18 +132,24 @@ func ABI() int {
 func Plan(rs Ruleset) Status {
 	abi := ABI()
 	st := Status{ABI: abi, Features: features(rs, abi), AllThreads: abi >= abiTSync}
-	for _, r := range merge(rs) {
-		if !path.IsAbs(r.path) {
-			st.Skipped = append(st.Skipped, r.path+": not an absolute path; Restrict refuses it")
+	for _, r := range rs.Compile() {
+		if !path.IsAbs(r.Path) {
+			st.Skipped = append(st.Skipped, r.Path+": not an absolute path; Restrict refuses it")
 			continue
 		}
 		var s unix.Stat_t
-		err := unix.Stat(r.path, &s)
+		var err error
+		if r.Type == TypeUnknown || r.Path == "/" {
+			err = unix.Stat(r.Path, &s)
+		} else if err = unix.Lstat(r.Path, &s); err == nil && s.Mode&unix.S_IFMT == unix.S_IFLNK {
+			st.Skipped = append(st.Skipped, r.Path+": a symlink since the plan; not followed")
+			continue
+		}
 		switch {
 		case missing(err):
-			st.Skipped = append(st.Skipped, r.path+": does not exist")
+			st.Skipped = append(st.Skipped, r.Path+": does not exist")
 		case err != nil:
-			st.Skipped = append(st.Skipped, r.path+": "+err.Error()+"; Restrict refuses it")
+			st.Skipped = append(st.Skipped, r.Path+": "+err.Error()+"; Restrict refuses it")
 		}
 	}
 	return st
@@ -183,15 +196,9 @@ func Restrict(rs Ruleset) (Status, error) {
 	ruleset := int(fd) // the kernel opens it O_CLOEXEC
 	defer unix.Close(ruleset)
 
-	var skipped []string
-	for _, r := range merge(rs) {
-		why, err := addRule(ruleset, r, attr.handledAccessFS)
-		if err != nil {
-			return Status{}, fmt.Errorf("landlock: add rule for %s: %w", r.path, err)
-		}
-		if why != "" {
-			skipped = append(skipped, r.path+": "+why)
-		}
+	skipped, err := addRules(ruleset, rs.Compile(), attr.handledAccessFS)
+	if err != nil {
+		return Status{}, err
 	}
 
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
@@ -220,78 +227,6 @@ type rulesetAttr struct {
 	handledAccessFS  uint64
 	handledAccessNet uint64
 	scoped           uint64
-}
-
-// rule is one path and every right the Ruleset lists for it.
-type rule struct {
-	path   string
-	access uint64
-}
-
-// merge folds the Ruleset's lists into one rule per path, in the order the
-// paths first appear, so each path is opened once.
-func merge(rs Ruleset) []rule {
-	var rules []rule
-	index := map[string]int{}
-	add := func(paths []string, access uint64) {
-		for _, p := range paths {
-			if path.IsAbs(p) {
-				p = path.Clean(p)
-			}
-			if i, ok := index[p]; ok {
-				rules[i].access |= access
-				continue
-			}
-			index[p] = len(rules)
-			rules = append(rules, rule{path: p, access: access})
-		}
-	}
-	add(rs.Read, accessRead)
-	add(rs.List, unix.LANDLOCK_ACCESS_FS_READ_DIR)
-	add(rs.Write, accessWrite)
-	add(rs.Exec, accessExec)
-	add(rs.IoctlDev, accessIoctlDev)
-	return rules
-}
-
-// addRule adds r to the ruleset, cut to what the kernel handles and to what
-// the file type can carry. It returns why when the rule was skipped.
-func addRule(ruleset int, r rule, handled uint64) (why string, err error) {
-	if !path.IsAbs(r.path) {
-		return "", errors.New("not an absolute path")
-	}
-	// O_PATH opens without read permission and follows symlinks, so a rule
-	// on a symlink grants its target, as the kernel resolves at access time.
-	fd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if missing(err) {
-		return "does not exist", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("open: %w", err)
-	}
-	defer unix.Close(fd)
-
-	var s unix.Stat_t
-	if err := unix.Fstat(fd, &s); err != nil {
-		return "", fmt.Errorf("stat: %w", err)
-	}
-	access := r.access & handled
-	if s.Mode&unix.S_IFMT != unix.S_IFDIR {
-		access &= accessFile
-	}
-	if access == 0 {
-		// Only rights this kernel does not handle were asked for (IoctlDev
-		// before ABI 5), and unhandled rights need no rule to be allowed.
-		return "", nil
-	}
-
-	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
-	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset),
-		unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
-	if errno != 0 {
-		return "", errno
-	}
-	return "", nil
 }
 
 // missing reports whether err means the path is not there: the last

@@ -111,6 +111,56 @@ func probeCases() []probeCase {
 			},
 			want: 0,
 		},
+		// Planned rules (Rule.Type set): opened beneath their directory.
+		{
+			name: "planned/typed-rules-hold",
+			ruleset: func(f fixture) Ruleset {
+				return Ruleset{Rules: []Rule{{Path: filepath.Join(f.RO, "f"), Access: accessRead, Type: TypeFile}, {Path: f.RW, Access: accessWrite, Type: TypeDir}}}
+			},
+			probe: func(f fixture, st Status) error {
+				if err := openFile("RO", unix.O_RDONLY)(f, st); err != nil {
+					return err
+				}
+				return openFile("RW", unix.O_WRONLY)(f, st)
+			},
+			want: 0,
+		},
+		{
+			name: "planned/symlink-not-followed",
+			ruleset: func(f fixture) Ruleset {
+				return Ruleset{Rules: []Rule{{Path: filepath.Join(f.RW2, "link"), Access: accessRead, Type: TypeDir}}}
+			},
+			probe: func(f fixture, st Status) error {
+				if len(st.Skipped) != 1 || !strings.Contains(st.Skipped[0], "link: a symlink since the plan") {
+					return fmt.Errorf("Skipped = %q, want the symlink", st.Skipped)
+				}
+				return openFile("Outside", unix.O_RDONLY)(f, st)
+			},
+			want: unix.EACCES,
+		},
+		{
+			// The plan said directory; the path is a file now: the rule
+			// holds with a file's rights.
+			name: "planned/dir-now-a-file",
+			ruleset: func(f fixture) Ruleset {
+				return Ruleset{Rules: []Rule{{Path: filepath.Join(f.RO, "f"), Access: accessRead, Type: TypeDir}}}
+			},
+			probe: openFile("RO", unix.O_RDONLY), want: 0,
+		},
+		{
+			name: "planned/missing-skipped",
+			ruleset: func(f fixture) Ruleset {
+				return Ruleset{Rules: []Rule{{Path: filepath.Join(f.RW2, "missing"), Access: accessRead, Type: TypeFile}, {Path: filepath.Join(f.RO, "f"), Access: accessRead, Type: TypeFile}}}
+			},
+			probe: func(f fixture, st Status) error {
+				if len(st.Skipped) != 1 || !strings.Contains(st.Skipped[0], "missing: does not exist") {
+					return fmt.Errorf("Skipped = %q, want the missing path", st.Skipped)
+				}
+				return openFile("RO", unix.O_RDONLY)(f, st)
+			},
+			want: 0,
+		},
+
 		// As many rules as a deny expansion of /etc makes: every rule
 		// holds, and the path outside them stays refused.
 		{name: "read/many-rules", ruleset: manyRules, probe: openFile("RO", unix.O_RDONLY), want: 0},
@@ -401,6 +451,10 @@ func newFixture(t *testing.T) fixture {
 		if err := os.WriteFile(filepath.Join(d, "f"), []byte("data"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// RW2/link leads to Outside: a planned rule there must not follow it.
+	if err := os.Symlink(f.Outside, filepath.Join(f.RW2, "link")); err != nil {
+		t.Fatal(err)
 	}
 	return f
 }
