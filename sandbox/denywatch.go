@@ -280,7 +280,7 @@ func denyWatchConfig(fd int, pl *denyWatchPlan, links *linkCheck, mounts []linux
 
 // errDenyHelperGone: the helper ended before handing over its mounts; its
 // own message on the error pipe says why.
-var errDenyHelperGone = fmt.Errorf("the mounts: %w", guard.ErrHelperGone)
+var errDenyHelperGone error = guard.HelperGone("the mounts")
 
 // startDenyWatch receives the helper's mounts, marks them, serves the
 // group and tells the helper to go on. It closes the supervisor's end of

@@ -73,7 +73,7 @@ func resolvConfPath() string {
 
 // errHelperGone: the helper ended before handing over the TAP device; its
 // own message on the error pipe says why.
-var errHelperGone = fmt.Errorf("the TAP device: %w", guard.ErrHelperGone)
+var errHelperGone error = guard.HelperGone("the TAP device")
 
 // startGateway receives the TAP device from the helper, serves it, and
 // tells the helper to go on.

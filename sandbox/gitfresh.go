@@ -230,27 +230,33 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// inertGitKeys are the config keys `git init`, `git clone` and ordinary
-// use write that cannot make git run a program. Anything else (core.
-// fsmonitor, core.hooksPath, core.sshCommand, filters, aliases with "!",
-// include.path, ...) is not on the list.
-var inertGitKeys = map[string]bool{
-	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true,
-	"core.logallrefupdates": true, "core.ignorecase": true, "core.precomposeunicode": true,
-	"core.symlinks": true, "core.autocrlf": true, "core.eol": true,
-	"core.worktree":           true, // a submodule's: where its files are, nothing to run
-	"extensions.objectformat": true, "init.defaultbranch": true,
-	"user.name": true, "user.email": true,
-	"remote.url": true, "remote.fetch": true, "branch.remote": true, "branch.merge": true,
-	// git clone --recurse-submodules (submodule.NAME.update, which may
-	// name a command, is not here).
-	"submodule.url": true, "submodule.active": true,
+// inertGitKey reports whether key is one of the config keys `git init`,
+// `git clone` and ordinary use write that cannot make git run a
+// program. Anything else (core.fsmonitor, core.hooksPath,
+// core.sshCommand, filters, aliases with "!", include.path, ...) is not.
+// A switch, not a map: a package-level map is built at every airlock
+// start (cmd/airlock's TestLazyInits).
+func inertGitKey(key string) bool {
+	switch key {
+	case "core.repositoryformatversion", "core.filemode", "core.bare",
+		"core.logallrefupdates", "core.ignorecase", "core.precomposeunicode",
+		"core.symlinks", "core.autocrlf", "core.eol",
+		"core.worktree", // a submodule's: where its files are, nothing to run
+		"extensions.objectformat", "init.defaultbranch",
+		"user.name", "user.email",
+		"remote.url", "remote.fetch", "branch.remote", "branch.merge",
+		// git clone --recurse-submodules (submodule.NAME.update, which
+		// may name a command, is not here).
+		"submodule.url", "submodule.active":
+		return true
+	}
+	return false
 }
 
 func gitConfigInert(data []byte) bool {
 	inert := true
 	ok := eachGitConfigEntry(data, func(section, key, _ string) {
-		inert = inert && inertGitKeys[section+"."+key]
+		inert = inert && inertGitKey(section+"."+key)
 	})
 	return ok && inert
 }

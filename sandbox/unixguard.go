@@ -347,7 +347,7 @@ func ipcUnixStatus(st GuaranteeStatus, h HostInfo) GuaranteeStatus {
 
 // errNotifierHelperGone: the helper ended before handing over its
 // notifier; its own message on the error pipe says why.
-var errNotifierHelperGone = fmt.Errorf("the connect notifier: %w", guard.ErrHelperGone)
+var errNotifierHelperGone error = guard.HelperGone("the connect notifier")
 
 // startNotifier receives the connect notifier and the sandbox's
 // sock_diag socket and answers the notifier for the rest of the run.

@@ -1,6 +1,9 @@
 package tool
 
-import "sort"
+import (
+	"sort"
+	"sync"
+)
 
 // The classes of Claude Code's tools: one table that every entry point
 // deciding Claude Code's calls reads (the PreToolUse hook in
@@ -64,83 +67,86 @@ type ClaudeCodeTool struct {
 // as the SDK publishes them (BUILTIN_TOOL_NAMES and sdk-tools.d.ts of the
 // version pinned in integrations/claudecode/testdata/sdk;
 // TestToolsMatchPublishedTypes there fails when it names one that is not
-// here), plus the names older releases used.
-var claudeCodeTools = map[string]ClaudeCodeTool{
-	// Files, commands, the network and MCP servers: the gate decides.
-	"Bash":                   {Class: ClassGated, Shell: true},
-	"Monitor":                {Class: ClassGated, Shell: true},
-	"PowerShell":             {Class: ClassGated},
-	"Read":                   {Class: ClassGated, ReadOnly: true},
-	"Glob":                   {Class: ClassGated, ReadOnly: true},
-	"Grep":                   {Class: ClassGated, ReadOnly: true},
-	"WebFetch":               {Class: ClassGated, ReadOnly: true},
-	"WebSearch":              {Class: ClassGated, ReadOnly: true},
-	"ListMcpResourcesTool":   {Class: ClassGated, ReadOnly: true},
-	"ReadMcpResourceTool":    {Class: ClassGated, ReadOnly: true},
-	"ReadMcpResourceDirTool": {Class: ClassGated, ReadOnly: true},
-	"Write":                  {Class: ClassGated, Edit: true},
-	"Edit":                   {Class: ClassGated, Edit: true},
-	"NotebookEdit":           {Class: ClassGated, Edit: true},
-	// Names of earlier releases, still answered.
-	"MultiEdit":    {Class: ClassGated, Edit: true},
-	"LS":           {Class: ClassGated, ReadOnly: true},
-	"NotebookRead": {Class: ClassGated, ReadOnly: true},
+// here), plus the names older releases used. Built at first use: a map
+// this size built at init is paid by every airlock start (TestLazyInits).
+var claudeCodeTools = sync.OnceValue(func() map[string]ClaudeCodeTool {
+	return map[string]ClaudeCodeTool{
+		// Files, commands, the network and MCP servers: the gate decides.
+		"Bash":                   {Class: ClassGated, Shell: true},
+		"Monitor":                {Class: ClassGated, Shell: true},
+		"PowerShell":             {Class: ClassGated},
+		"Read":                   {Class: ClassGated, ReadOnly: true},
+		"Glob":                   {Class: ClassGated, ReadOnly: true},
+		"Grep":                   {Class: ClassGated, ReadOnly: true},
+		"WebFetch":               {Class: ClassGated, ReadOnly: true},
+		"WebSearch":              {Class: ClassGated, ReadOnly: true},
+		"ListMcpResourcesTool":   {Class: ClassGated, ReadOnly: true},
+		"ReadMcpResourceTool":    {Class: ClassGated, ReadOnly: true},
+		"ReadMcpResourceDirTool": {Class: ClassGated, ReadOnly: true},
+		"Write":                  {Class: ClassGated, Edit: true},
+		"Edit":                   {Class: ClassGated, Edit: true},
+		"NotebookEdit":           {Class: ClassGated, Edit: true},
+		// Names of earlier releases, still answered.
+		"MultiEdit":    {Class: ClassGated, Edit: true},
+		"LS":           {Class: ClassGated, ReadOnly: true},
+		"NotebookRead": {Class: ClassGated, ReadOnly: true},
 
-	// Claude Code steering itself.
-	"Agent":                    {Class: ClassOrchestration, ReadOnly: true},
-	"Task":                     {Class: ClassOrchestration, ReadOnly: true}, // Agent's earlier name
-	"AskUserQuestion":          {Class: ClassOrchestration, ReadOnly: true},
-	"EnterPlanMode":            {Class: ClassOrchestration, ReadOnly: true},
-	"ExitPlanMode":             {Class: ClassOrchestration, ReadOnly: true},
-	"TodoWrite":                {Class: ClassOrchestration, ReadOnly: true},
-	"Skill":                    {Class: ClassOrchestration, ReadOnly: true},
-	"SlashCommand":             {Class: ClassOrchestration, ReadOnly: true},
-	"TaskCreate":               {Class: ClassOrchestration, ReadOnly: true},
-	"TaskGet":                  {Class: ClassOrchestration, ReadOnly: true},
-	"TaskList":                 {Class: ClassOrchestration, ReadOnly: true},
-	"TaskUpdate":               {Class: ClassOrchestration, ReadOnly: true},
-	"TaskStop":                 {Class: ClassOrchestration, ReadOnly: true},
-	"TaskOutput":               {Class: ClassOrchestration, ReadOnly: true},
-	"KillShell":                {Class: ClassOrchestration, ReadOnly: true}, // TaskStop's earlier name
-	"BashOutput":               {Class: ClassOrchestration, ReadOnly: true}, // TaskOutput's earlier name
-	"ToolSearch":               {Class: ClassOrchestration, ReadOnly: true},
-	"ListAgents":               {Class: ClassOrchestration, ReadOnly: true},
-	"SendMessage":              {Class: ClassOrchestration, ReadOnly: true},
-	"SubagentHandback":         {Class: ClassOrchestration, ReadOnly: true},
-	"WaitForMcpServers":        {Class: ClassOrchestration, ReadOnly: true},
-	"SetGoal":                  {Class: ClassOrchestration, ReadOnly: true},
-	"propose_skills":           {Class: ClassOrchestration, ReadOnly: true},
-	"ReportFindings":           {Class: ClassOrchestration, ReadOnly: true},
-	"ScheduleWakeup":           {Class: ClassOrchestration, ReadOnly: true},
-	"CronCreate":               {Class: ClassOrchestration, ReadOnly: true},
-	"CronDelete":               {Class: ClassOrchestration, ReadOnly: true},
-	"CronList":                 {Class: ClassOrchestration, ReadOnly: true},
-	"ReadNotifications":        {Class: ClassOrchestration, ReadOnly: true},
-	"PushNotification":         {Class: ClassOrchestration, ReadOnly: true},
-	"SendUserMessage":          {Class: ClassOrchestration, ReadOnly: true},
-	"ShowOnboardingRolePicker": {Class: ClassOrchestration, ReadOnly: true},
-	"ShareOnboardingGuide":     {Class: ClassOrchestration, ReadOnly: true},
-	"OfferChromeSetup":         {Class: ClassOrchestration, ReadOnly: true},
-	"EndConversation":          {Class: ClassOrchestration, ReadOnly: true},
-	// The language server answers questions about code already read.
-	"LSP": {Class: ClassOrchestration, ReadOnly: true},
+		// Claude Code steering itself.
+		"Agent":                    {Class: ClassOrchestration, ReadOnly: true},
+		"Task":                     {Class: ClassOrchestration, ReadOnly: true}, // Agent's earlier name
+		"AskUserQuestion":          {Class: ClassOrchestration, ReadOnly: true},
+		"EnterPlanMode":            {Class: ClassOrchestration, ReadOnly: true},
+		"ExitPlanMode":             {Class: ClassOrchestration, ReadOnly: true},
+		"TodoWrite":                {Class: ClassOrchestration, ReadOnly: true},
+		"Skill":                    {Class: ClassOrchestration, ReadOnly: true},
+		"SlashCommand":             {Class: ClassOrchestration, ReadOnly: true},
+		"TaskCreate":               {Class: ClassOrchestration, ReadOnly: true},
+		"TaskGet":                  {Class: ClassOrchestration, ReadOnly: true},
+		"TaskList":                 {Class: ClassOrchestration, ReadOnly: true},
+		"TaskUpdate":               {Class: ClassOrchestration, ReadOnly: true},
+		"TaskStop":                 {Class: ClassOrchestration, ReadOnly: true},
+		"TaskOutput":               {Class: ClassOrchestration, ReadOnly: true},
+		"KillShell":                {Class: ClassOrchestration, ReadOnly: true}, // TaskStop's earlier name
+		"BashOutput":               {Class: ClassOrchestration, ReadOnly: true}, // TaskOutput's earlier name
+		"ToolSearch":               {Class: ClassOrchestration, ReadOnly: true},
+		"ListAgents":               {Class: ClassOrchestration, ReadOnly: true},
+		"SendMessage":              {Class: ClassOrchestration, ReadOnly: true},
+		"SubagentHandback":         {Class: ClassOrchestration, ReadOnly: true},
+		"WaitForMcpServers":        {Class: ClassOrchestration, ReadOnly: true},
+		"SetGoal":                  {Class: ClassOrchestration, ReadOnly: true},
+		"propose_skills":           {Class: ClassOrchestration, ReadOnly: true},
+		"ReportFindings":           {Class: ClassOrchestration, ReadOnly: true},
+		"ScheduleWakeup":           {Class: ClassOrchestration, ReadOnly: true},
+		"CronCreate":               {Class: ClassOrchestration, ReadOnly: true},
+		"CronDelete":               {Class: ClassOrchestration, ReadOnly: true},
+		"CronList":                 {Class: ClassOrchestration, ReadOnly: true},
+		"ReadNotifications":        {Class: ClassOrchestration, ReadOnly: true},
+		"PushNotification":         {Class: ClassOrchestration, ReadOnly: true},
+		"SendUserMessage":          {Class: ClassOrchestration, ReadOnly: true},
+		"ShowOnboardingRolePicker": {Class: ClassOrchestration, ReadOnly: true},
+		"ShareOnboardingGuide":     {Class: ClassOrchestration, ReadOnly: true},
+		"OfferChromeSetup":         {Class: ClassOrchestration, ReadOnly: true},
+		"EndConversation":          {Class: ClassOrchestration, ReadOnly: true},
+		// The language server answers questions about code already read.
+		"LSP": {Class: ClassOrchestration, ReadOnly: true},
 
-	// Effects the input does not spell out for the gate.
-	"EnterWorktree": {Class: ClassOpaque}, // creates a git worktree and moves into it
-	"ExitWorktree":  {Class: ClassOpaque}, // may remove it, with its changes
-	"Workflow":      {Class: ClassOpaque}, // runs a script
-	"RemoteTrigger": {Class: ClassOpaque}, // starts and changes remote agent runs
-	"Artifact":      {Class: ClassOpaque}, // publishes and uploads
-	"Projects":      {Class: ClassOpaque}, // reads and writes a cloud project
-	"ClaudeDesign":  {Class: ClassOpaque},
-	"SendFeedback":  {Class: ClassOpaque}, // sends text to Anthropic
-	"SendUserFile":  {Class: ClassOpaque}, // sends a file off the machine
-}
+		// Effects the input does not spell out for the gate.
+		"EnterWorktree": {Class: ClassOpaque}, // creates a git worktree and moves into it
+		"ExitWorktree":  {Class: ClassOpaque}, // may remove it, with its changes
+		"Workflow":      {Class: ClassOpaque}, // runs a script
+		"RemoteTrigger": {Class: ClassOpaque}, // starts and changes remote agent runs
+		"Artifact":      {Class: ClassOpaque}, // publishes and uploads
+		"Projects":      {Class: ClassOpaque}, // reads and writes a cloud project
+		"ClaudeDesign":  {Class: ClassOpaque},
+		"SendFeedback":  {Class: ClassOpaque}, // sends text to Anthropic
+		"SendUserFile":  {Class: ClassOpaque}, // sends a file off the machine
+	}
+})
 
 // ClaudeCode returns what airlock knows of the Claude Code tool name: its
 // entry, an MCP tool (mcp__SERVER__TOOL, gated), or ClassUnknown.
 func ClaudeCode(name string) ClaudeCodeTool {
-	if info, ok := claudeCodeTools[name]; ok {
+	if info, ok := claudeCodeTools()[name]; ok {
 		return info
 	}
 	if isMCPName(name) {
@@ -152,8 +158,8 @@ func ClaudeCode(name string) ClaudeCodeTool {
 // ClaudeCodeTools returns the names of the Claude Code tools airlock has
 // entries for, sorted.
 func ClaudeCodeTools() []string {
-	names := make([]string, 0, len(claudeCodeTools))
-	for n := range claudeCodeTools {
+	names := make([]string, 0, len(claudeCodeTools()))
+	for n := range claudeCodeTools() {
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -105,7 +105,7 @@ func TestHandOff(t *testing.T) {
 // (the hook's and the run's path) whose package-level tables are built at
 // first use: a package variable is computed at each start, whatever the
 // subcommand runs.
-var lazyPackages = []string{"shell", "profile", "audit", "workspace", "rules", "gate", "integrations/claudecode", "internal/cli", "internal/binaries"}
+var lazyPackages = []string{"shell", "profile", "audit", "workspace", "rules", "gate", "tool", "sandbox", "integrations/claudecode", "internal/cli", "internal/binaries"}
 
 // TestLazyInits fails on a package-level variable of lazyPackages that
 // is computed at init: a compiled regexp, a map literal of more than 16

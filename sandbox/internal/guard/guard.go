@@ -115,3 +115,14 @@ type Run[D any] interface {
 type Handoff struct {
 	Parent, Child *os.File
 }
+
+// HelperGone is ErrHelperGone for one hand-off, named by what was being
+// handed over: errors.Is(HelperGone(x), ErrHelperGone) holds. A type,
+// not fmt.Errorf, so that a package variable of it costs nothing at
+// init (cmd/airlock's TestLazyInits).
+type HelperGone string
+
+func (h HelperGone) Error() string { return string(h) + ": " + ErrHelperGone.Error() }
+
+// Unwrap makes errors.Is see ErrHelperGone.
+func (HelperGone) Unwrap() error { return ErrHelperGone }
