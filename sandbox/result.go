@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -59,6 +61,37 @@ type Timings struct {
 	// written, the last step before it exits (see internal/proctime).
 	ProcessInit time.Duration `json:"process_init_ns,omitempty"`
 	Process     time.Duration `json:"process_ns,omitempty"`
+
+	// End is the end of the run (Wait), step by step, in the order the
+	// steps ran (finish.go); they add up to Total less Setup and Run, less
+	// the instant between the helper's reaping and the copiers' start. In
+	// the JSON each is a number of its own, end_<step>_ns, so that every
+	// timing stays a number of nanoseconds.
+	End []EndStep `json:"-"`
+}
+
+// EndStep is one step of the end of a run and how long it took.
+type EndStep struct {
+	Step     string // helper, output, guards, exit_status, cgroup_counters, cleanup, write_budget, protected_paths, result
+	Duration time.Duration
+}
+
+// MarshalJSON writes the timings as one object of numbers, End's steps
+// as end_<step>_ns after the others.
+func (t Timings) MarshalJSON() ([]byte, error) {
+	type plain Timings
+	b, err := json.Marshal(plain(t))
+	if err != nil || len(t.End) == 0 {
+		return b, err
+	}
+	b = b[:len(b)-1] // the closing brace; the object has Prepare at least
+	for _, s := range t.End {
+		b = append(b, `,"end_`...)
+		b = append(b, s.Step...) // a name of endSteps: no quoting needed
+		b = append(b, `_ns":`...)
+		b = strconv.AppendInt(b, int64(s.Duration), 10)
+	}
+	return append(b, '}'), nil
 }
 
 // Denial is one thing the sandbox refused that the audit log should join
