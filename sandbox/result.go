@@ -51,7 +51,7 @@ type Result struct {
 type Timings struct {
 	Prepare time.Duration `json:"prepare_ns"` // Prepare called → returned (the plan)
 	Setup   time.Duration `json:"setup_ns"`   // Start called → command exec'd
-	Run     time.Duration `json:"run_ns"`     // exec → exit
+	Run     time.Duration `json:"run_ns"`     // exec → the helper reaped (every process of the run gone)
 	Total   time.Duration `json:"total_ns"`   // Start called → Wait done
 
 	// The whole program that ran the sandbox, which the library cannot
@@ -62,11 +62,11 @@ type Timings struct {
 	ProcessInit time.Duration `json:"process_init_ns,omitempty"`
 	Process     time.Duration `json:"process_ns,omitempty"`
 
-	// End is the end of the run (Wait), step by step, in the order the
-	// steps ran (finish.go); they add up to Total less Setup and Run, less
-	// the instant between the helper's reaping and the copiers' start. In
-	// the JSON each is a number of its own, end_<step>_ns, so that every
-	// timing stays a number of nanoseconds.
+	// End is Wait, step by step, in the order the steps ran (finish.go).
+	// The first, helper, is Wait called → the helper reaped: with Wait
+	// called at once after Start, it is mostly the run itself; the others
+	// are the end of the run. In the JSON each is a number of its own,
+	// end_<step>_ns, so that every timing stays a number of nanoseconds.
 	End []EndStep `json:"-"`
 }
 
