@@ -22,9 +22,9 @@ type endStep struct {
 }
 
 // endSteps are the steps of the end of a run, in the order Wait runs
-// them. Every step runs, whatever the one before it found: a failed
-// wait or check still has the terminal put back, the cgroup and the
-// placeholders removed. Why this order:
+// them. Every step runs, whatever the one before it found: after a
+// failed wait the terminal is still put back, the cgroup removed and the
+// end-of-run check made. Why this order:
 //
 //   - helper: the helper is PID 1 of the run's pid namespace, so once it
 //     is reaped every process of the run is gone and nothing of the run
