@@ -326,7 +326,7 @@ func (p *Process) startDenyWatch(h *guard.Handoff) error {
 		fan:   os.NewFile(uintptr(fan), "fanotify"),
 		fanFD: fan,
 		masks: maskInodes,
-		deny:  resolvedGlobs(p.e.profile.Spec().Filesystem.Deny),
+		deny:  p.plan.deny,
 		done:  make(chan struct{}),
 		seen:  map[string]bool{},
 		note:  p.noteRefusal,

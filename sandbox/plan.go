@@ -43,6 +43,10 @@ type plan struct {
 	// links, when set, is the hard-link check the supervisor makes at
 	// each open in the workspace instead of masks (linkwatch.go).
 	links *linkCheck
+	// deny is every deny entry, resolved on the host as the run was
+	// compiled (resolvedGlobs); the deny watch judges by them, so the
+	// host's symlinks are read once a run, not again after the clone.
+	deny []denyGlob
 }
 
 // compile turns the profile and cmd into the stage-2 Config. guarded:
@@ -162,7 +166,7 @@ func compile(p *profile.Profile, cmd Cmd, guarded bool, o maskOptions) (*plan, e
 	if o.linksAtOpen {
 		links = newLinkCheck(ws)
 	}
-	return &plan{home: home, protect: prot, linksMasked: overflow, links: links, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
+	return &plan{home: home, protect: prot, linksMasked: overflow, links: links, deny: globs, denyWatch: planDenyWatch(s, globs, expanded), config: linux.Config{
 		Argv:       append([]string(nil), cmd.Args...),
 		Env:        env,
 		Dir:        dir,

@@ -534,7 +534,8 @@ func (p *Process) Close() error {
 }
 
 // Wait waits for the command and every process it started to end, removes
-// what the run created, and returns the Result.
+// what the run created, and returns the Result. What it does, step by
+// step, is endSteps (finish.go).
 func (p *Process) Wait() (*Result, error) {
 	p.live.Lock()
 	c := p.child
@@ -542,113 +543,7 @@ func (p *Process) Wait() (*Result, error) {
 	if c == nil {
 		return nil, errors.New("sandbox: Wait without a successful Start")
 	}
-	werr := c.Wait()
-	p.copiers.Wait()
-	// Every process of the run is gone; so go its connections.
-	guardDenials := p.closeGuards()
-	close(p.done)
-	end := time.Now()
-
-	res := &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Budgets: p.e.report.Budgets, Silent: p.e.report.Silent}
-	res.Guarantees, res.Level = p.runGuarantees()
-	if p.pub != nil {
-		res.Published = p.pub.ports
-	}
-	var ee *exec.ExitError
-	switch {
-	case werr == nil:
-		res.ExitCode = 0
-	case errors.As(werr, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal = ws.Signal().String()
-		} else {
-			res.ExitCode = ee.ExitCode()
-		}
-	default:
-		return nil, fmt.Errorf("sandbox: wait: %w", werr)
-	}
-	applyInitStatus(p.initStatus, res)
-
-	p.live.Lock()
-	killedBy := p.killedBy
-	res.OutputBytes = p.outN
-	if p.signaledAs != 0 && res.Signal == syscall.SIGKILL.String() {
-		res.Signal = p.signaledAs.String()
-	}
-	p.live.Unlock()
-	p.mu.Lock()
-	var oom, pidsHit int64
-	if p.cg != nil {
-		oom, pidsHit = p.cg.OOMKills(), p.cg.PidsLimitHits()
-		res.Limits = map[string]float64{"memory_peak_bytes": float64(p.cg.PeakMemory())}
-	}
-	cleanupErr := p.cleanupLocked()
-	p.mu.Unlock()
-	writeBudget := int64(p.e.profile.Spec().Budgets.MaxWrite)
-	wrote := p.finishWrites(res)
-	// Every process of the run is gone: nothing can race the check.
-	protDenials, protErr := p.finishProtection()
-	res.Denials = append(res.Denials, protDenials...)
-	res.Denials = append(res.Denials, guardDenials...)
-	if d, ok := p.linksMaskedDenial(); ok {
-		res.Denials = append(res.Denials, d)
-	}
-
-	// The hints' lines were said as they happened; their denials go to
-	// the Result with the sandbox's own.
-	res.Denials = append(res.Denials, p.hints.denials()...)
-	res.Denials = append(res.Denials, p.ptyHints.denials()...)
-	if p.outs[0] != nil {
-		res.Stdout = p.outs[0].Bytes()
-	}
-	if p.outs[1] != nil {
-		res.Stderr = p.outs[1].Bytes()
-	}
-	switch {
-	case killedBy == StatusTimedOut:
-		res.Status = StatusTimedOut
-		res.Denials = append(res.Denials, Denial{Kind: "timeout", Target: p.timeout.String(), Reason: "wall-clock budget reached"})
-	case killedBy == StatusOutputLimitExceeded:
-		res.Status = StatusOutputLimitExceeded
-		res.Denials = append(res.Denials, Denial{Kind: "output", Target: profile.Size(p.maxOut).String(), Reason: "output budget exceeded"})
-	case killedBy == StatusCancelled:
-		res.Status = StatusCancelled
-	case writeBudget > 0 && (killedBy == StatusLimitExceeded || wrote > writeBudget):
-		res.Status = StatusLimitExceeded
-		res.Denials = append(res.Denials, writeDenial(writeBudget, "exceeded: "+p.writes.grewBy(wrote)))
-	case writeBudget > 0 && res.Signal == syscall.SIGXFSZ.String():
-		res.Status = StatusLimitExceeded
-		res.Denials = append(res.Denials, writeDenial(writeBudget, "reached by one file (RLIMIT_FSIZE, SIGXFSZ)"))
-	case oom > 0 && res.ExitCode != 0:
-		res.Status = StatusKilledOOM
-		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: "memory budget exceeded; the OOM killer ended a process"})
-	case pidsHit > 0 && res.ExitCode != 0:
-		res.Status = StatusLimitExceeded
-		res.Denials = append(res.Denials, Denial{Kind: "pids", Target: fmt.Sprint(p.e.profile.Spec().Budgets.Pids), Reason: fmt.Sprintf("process budget reached; %d forks refused", pidsHit)})
-	case res.ExitCode == 0:
-		res.Status = StatusSucceeded
-	default:
-		res.Status = StatusFailed
-	}
-	// A budget the kernel enforced is recorded even when the command
-	// coped with it (a refused fork it retried, an OOM-killed child).
-	if res.Status != StatusLimitExceeded && pidsHit > 0 {
-		res.Denials = append(res.Denials, Denial{Kind: "pids", Target: fmt.Sprint(p.e.profile.Spec().Budgets.Pids), Reason: fmt.Sprintf("process budget reached; %d forks refused", pidsHit)})
-	}
-	if res.Status != StatusLimitExceeded && writeBudget > 0 && wrote >= writeBudget {
-		res.Denials = append(res.Denials, writeDenial(writeBudget, "reached: "+p.writes.grewBy(wrote)))
-	}
-	if res.Status != StatusKilledOOM && oom > 0 {
-		res.Denials = append(res.Denials, Denial{Kind: "memory", Target: p.e.profile.Spec().Budgets.Memory.String(), Reason: fmt.Sprintf("memory budget reached; the OOM killer ended %d process(es)", oom)})
-	}
-	res.Timings = Timings{Prepare: p.prepared, Setup: p.execd.Sub(p.start), Run: end.Sub(p.execd), Total: time.Since(p.start)}
-	if protErr != nil {
-		// The workspace may hold what the run planted: never a success.
-		res.Status = StatusFailed
-		res.Denials = append(res.Denials, Denial{Kind: "filesystem", Target: p.e.profile.Workspace(), Reason: protErr.Error()})
-		return res, errors.Join(protErr, cleanupErr)
-	}
-	return res, cleanupErr
+	return p.finish(c)
 }
 
 // reapLocked kills and waits for a helper whose setup failed.

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -49,7 +51,7 @@ type Result struct {
 type Timings struct {
 	Prepare time.Duration `json:"prepare_ns"` // Prepare called → returned (the plan)
 	Setup   time.Duration `json:"setup_ns"`   // Start called → command exec'd
-	Run     time.Duration `json:"run_ns"`     // exec → exit
+	Run     time.Duration `json:"run_ns"`     // exec → the helper reaped (every process of the run gone)
 	Total   time.Duration `json:"total_ns"`   // Start called → Wait done
 
 	// The whole program that ran the sandbox, which the library cannot
@@ -59,6 +61,37 @@ type Timings struct {
 	// written, the last step before it exits (see internal/proctime).
 	ProcessInit time.Duration `json:"process_init_ns,omitempty"`
 	Process     time.Duration `json:"process_ns,omitempty"`
+
+	// End is Wait, step by step, in the order the steps ran (finish.go).
+	// The first, helper, is Wait called → the helper reaped: with Wait
+	// called at once after Start, it is mostly the run itself; the others
+	// are the end of the run. In the JSON each is a number of its own,
+	// end_<step>_ns, so that every timing stays a number of nanoseconds.
+	End []EndStep `json:"-"`
+}
+
+// EndStep is one step of the end of a run and how long it took.
+type EndStep struct {
+	Step     string // helper, output, guards, exit_status, cgroup_counters, cleanup, write_budget, protected_paths, result
+	Duration time.Duration
+}
+
+// MarshalJSON writes the timings as one object of numbers, End's steps
+// as end_<step>_ns after the others.
+func (t Timings) MarshalJSON() ([]byte, error) {
+	type plain Timings
+	b, err := json.Marshal(plain(t))
+	if err != nil || len(t.End) == 0 {
+		return b, err
+	}
+	b = b[:len(b)-1] // the closing brace; the object has Prepare at least
+	for _, s := range t.End {
+		b = append(b, `,"end_`...)
+		b = append(b, s.Step...) // a name of endSteps: no quoting needed
+		b = append(b, `_ns":`...)
+		b = strconv.AppendInt(b, int64(s.Duration), 10)
+	}
+	return append(b, '}'), nil
 }
 
 // Denial is one thing the sandbox refused that the audit log should join
