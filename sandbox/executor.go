@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airlockhq/airlock/egress"
@@ -98,6 +99,11 @@ type Executor struct {
 	host    HostInfo
 	report  Report
 	policy  *egress.Policy // nil: no egress gateway (network none, or all without TUN)
+
+	// The helper for the next run, cloned ahead of it (helper.go).
+	warmMu sync.Mutex
+	warm   *warmSlot
+	closed bool
 }
 
 // Options configure an Executor. The zero value runs any command the
@@ -115,10 +121,15 @@ type Options struct {
 	// Dialer opens the supervisor's side of the connections the egress
 	// layer allows. Nil means a net.Dialer with egress.DefaultDialTimeout.
 	Dialer *net.Dialer
+	// KeepWarm clones the helper of the next run as each run starts, for
+	// an Executor that serves many runs. False warms one helper only, in
+	// New, for the first run; either way Close ends the one not taken.
+	KeepWarm bool
 }
 
 // New checks that this host gives every guarantee p requires and returns
-// an Executor for it. Nothing runs. The error wraps ErrUnavailable and is
+// an Executor for it. Nothing of a command runs; the sandbox's helper for
+// the first run starts cloning in the background (Close ends it). The error wraps ErrUnavailable and is
 // an *UnavailableError when a required guarantee is missing.
 func New(p *profile.Profile) (*Executor, error) {
 	return NewWithOptions(p, Options{})
@@ -173,7 +184,9 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	// A supervisor killed outright cannot remove its run's cgroup; the
 	// next one does.
 	linux.SweepStale(h.cgroups)
-	return &Executor{profile: p, opts: opts, host: h, report: r, policy: pol}, nil
+	e := &Executor{profile: p, opts: opts, host: h, report: r, policy: pol}
+	e.warmUp()
+	return e, nil
 }
 
 func containsGuarantee(list []GuaranteeStatus, g profile.Guarantee) bool {
