@@ -101,6 +101,7 @@ type Executor struct {
 	policy  *egress.Policy // nil: no egress gateway (network none, or all without TUN)
 
 	// The helper for the next run, cloned ahead of it (helper.go).
+	spec   helperSpec
 	warmMu sync.Mutex
 	warm   *warmSlot
 	closed bool
@@ -147,7 +148,27 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	if _, block := JournalsBlocking(err, trees...); block != nil {
 		return nil, block
 	}
-	h := ProbeHost()
+	// The first run's helper is cloned beside the rest of the probe
+	// and the checks below; a New that fails ends it.
+	var warm *warmSlot
+	h := probeHost(func(h HostInfo) {
+		if h.UserNamespaces {
+			warm = startWarm(newHelperSpec(p, h))
+		}
+	})
+	e, err := newExecutor(p, opts, h)
+	if err != nil {
+		if warm != nil {
+			warm.discard()
+		}
+		return nil, err
+	}
+	e.warm = warm
+	return e, nil
+}
+
+// newExecutor checks the host's probe against p.
+func newExecutor(p *profile.Profile, opts Options, h HostInfo) (*Executor, error) {
 	r := reportFor(p, h)
 	var missing []GuaranteeStatus
 	for _, g := range p.Required().List() {
@@ -182,11 +203,9 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 		}
 	}
 	// A supervisor killed outright cannot remove its run's cgroup; the
-	// next one does.
+	// next one does (not this one's warm helper's: its owner lives).
 	linux.SweepStale(h.cgroups)
-	e := &Executor{profile: p, opts: opts, host: h, report: r, policy: pol}
-	e.warmUp()
-	return e, nil
+	return &Executor{profile: p, opts: opts, host: h, report: r, policy: pol, spec: newHelperSpec(p, h)}, nil
 }
 
 func containsGuarantee(list []GuaranteeStatus, g profile.Guarantee) bool {

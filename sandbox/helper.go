@@ -41,18 +41,28 @@ type helper struct {
 // own are numbered from here (Config.Handoff).
 const helperFDs = 5
 
-// cloneFlags are the namespaces of every run of the Executor: they
-// depend on its profile only, so a helper cloned before the run fits it.
-func (e *Executor) cloneFlags() uintptr {
+// helperSpec is what a helper's clone depends on, the same for every
+// run of an Executor: so a helper cloned before the run fits it.
+type helperSpec struct {
+	// flags are the run's namespaces: its network's when the profile's
+	// network is none or the egress gateway serves it (usesGateway).
+	flags   uintptr
+	budgets profile.Budgets
+	// cgroups is where the helper's cgroup is made; only when writable.
+	cgroups  linux.CgroupLayout
+	writable bool
+}
+
+func newHelperSpec(p *profile.Profile, h HostInfo) helperSpec {
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
-	if e.profile.Spec().Network.Mode == profile.NetworkModeNone || e.policy != nil {
+	if n := p.Spec().Network; n.Mode == profile.NetworkModeNone || usesGateway(n, h) {
 		flags |= unix.CLONE_NEWNET
 	}
-	return flags
+	return helperSpec{flags: flags, budgets: p.Spec().Budgets, cgroups: h.cgroups, writable: h.CgroupWritable}
 }
 
 // newHelper clones a helper. On error nothing of it is left.
-func (e *Executor) newHelper() (h *helper, err error) {
+func newHelper(spec helperSpec) (h *helper, err error) {
 	h = &helper{mounts: -1}
 	var closeAfter []*os.File
 	defer func() {
@@ -69,9 +79,9 @@ func (e *Executor) newHelper() (h *helper, err error) {
 	if h.mounts, err = unix.Open("/proc/self/mounts", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
 		return h, &SetupError{Step: "namespaces", Err: fmt.Errorf("open /proc/self/mounts: %w", err)}
 	}
-	if e.host.CgroupWritable {
-		b := e.profile.Spec().Budgets
-		h.cg, err = linux.NewCgroup(e.host.cgroups, linux.CgroupName(randomID()), linux.Limits{
+	if spec.writable {
+		b := spec.budgets
+		h.cg, err = linux.NewCgroup(spec.cgroups, linux.CgroupName(randomID()), linux.Limits{
 			MemoryBytes: int64(b.Memory), Pids: int64(withInit(b.Pids)), CPU: b.CPU,
 		})
 		if err != nil {
@@ -98,7 +108,7 @@ func (e *Executor) newHelper() (h *helper, err error) {
 		closeAfter = append(closeAfter, outW[i])
 	}
 	uid, gid := os.Getuid(), os.Getgid()
-	flags := e.cloneFlags()
+	flags := spec.flags
 	c := &exec.Cmd{
 		Path: "/proc/self/exe",
 		Args: []string{linux.Stage2Arg0},
@@ -133,7 +143,7 @@ func (e *Executor) newHelper() (h *helper, err error) {
 	// its thread moves itself in as its first step (Config.JoinCgroup; a
 	// thread moving itself skips the kernel's slow whole-process
 	// migration).
-	if h.cg != nil && e.host.cgroups.Mode == "v2" {
+	if h.cg != nil && spec.cgroups.Mode == "v2" {
 		fd, err := unix.Open(h.cg.Dir(), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return h, &SetupError{Step: "cgroup", Err: err}
@@ -252,6 +262,24 @@ type warmSlot struct {
 	err  error
 }
 
+// startWarm clones a helper in the background.
+func startWarm(spec helperSpec) *warmSlot {
+	s := &warmSlot{done: make(chan struct{})}
+	go func() {
+		s.h, s.err = newHelper(spec)
+		close(s.done)
+	}()
+	return s
+}
+
+// discard waits for the clone and ends the helper.
+func (s *warmSlot) discard() {
+	<-s.done
+	if s.h != nil {
+		s.h.discard()
+	}
+}
+
 // warmUp clones the helper for the Executor's next run in the background,
 // unless one is warm already or the Executor is closed.
 func (e *Executor) warmUp() {
@@ -260,17 +288,11 @@ func (e *Executor) warmUp() {
 	if e.closed || e.warm != nil {
 		return
 	}
-	s := &warmSlot{done: make(chan struct{})}
-	e.warm = s
-	go func() {
-		s.h, s.err = e.newHelper()
-		close(s.done)
-	}()
+	e.warm = startWarm(e.spec)
 }
 
 // takeHelper takes the warm helper, waiting for its clone if that is
-// still under way (waited says how long), and clones the next one for a
-// KeepWarm Executor. It returns nil when there is none or it cannot be
+// still under way (waited says how long). It returns nil when there is none or it cannot be
 // used (it died, or the mount table changed since its clone): the caller
 // clones a fresh one.
 func (e *Executor) takeHelper() (h *helper, waited time.Duration) {
@@ -284,9 +306,6 @@ func (e *Executor) takeHelper() (h *helper, waited time.Duration) {
 	begin := time.Now()
 	<-s.done
 	waited = time.Since(begin)
-	if e.opts.KeepWarm {
-		defer e.warmUp()
-	}
 	if s.err != nil {
 		return nil, waited
 	}
@@ -307,10 +326,7 @@ func (e *Executor) Close() error {
 	e.warm = nil
 	e.warmMu.Unlock()
 	if s != nil {
-		<-s.done
-		if s.h != nil {
-			s.h.discard()
-		}
+		s.discard()
 	}
 	return nil
 }

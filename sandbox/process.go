@@ -146,6 +146,11 @@ func (p *Process) Start() error {
 		return &SetupError{Step: "start", Err: err}
 	}
 	err := p.spawn()
+	if p.e.opts.KeepWarm {
+		// The next run's helper clones while this one runs, not beside
+		// its setup, which it would slow.
+		p.e.warmUp()
+	}
 	if err != nil {
 		p.cleanupLocked()
 		close(p.done)
@@ -219,7 +224,7 @@ func (p *Process) spawn() error {
 	p.pipes = append(p.pipes, statW)
 	c.ExtraFiles = append(c.ExtraFiles, statW)
 	cfg.StatusFD = 2 + len(c.ExtraFiles)
-	if err := p.preparePublish(&cfg, c, p.e.cloneFlags()&unix.CLONE_NEWNET != 0); err != nil {
+	if err := p.preparePublish(&cfg, c, p.e.spec.flags&unix.CLONE_NEWNET != 0); err != nil {
 		return err
 	}
 	if p.cmd.Terminal != nil {
@@ -246,7 +251,7 @@ func (p *Process) spawn() error {
 	h, waited := p.e.takeHelper()
 	p.helperWait = waited
 	if h == nil {
-		if h, err = p.e.newHelper(); err != nil {
+		if h, err = newHelper(p.e.spec); err != nil {
 			return err
 		}
 	}
