@@ -3,8 +3,10 @@
 (bench/runphases.sh records it). Each phase ends at a syscall or exit the
 kernel sees: a phase's time is from the previous phase's event to its own.
 The events are what the code does today (stage2.go, idmap.go,
-placeholders.go, guardproxy.go); a phase whose event is missing in a run
-is left out of that run."""
+placeholders.go, guardproxy.go, helper.go); a phase whose event is
+missing in a run is left out of that run. The warm helper starts beside
+the supervisor's probe and plan: each phase ends at its event and starts
+at the event before it in time, whichever process made it."""
 import re
 import statistics
 import sys
@@ -13,13 +15,13 @@ AT_FDCWD = "dfd: 0xffffffffffffff9c"
 LINE = re.compile(r"\s*(\S+)\s+(\d+)/(\d+)\s+([\d.]+):\s+(\S+):\s*(.*)")
 PHASES = [
     ("main", "supervisor: exec → main (Go runtime, package inits)"),
-    ("holder", "… → fork of the id-map holder (flags, profile, probe)"),
+    ("nsclone", "… → clone of the warm helper (flags, profile, probe)"),
+    ("holder", "… → fork of the id-map holder (the rest of the probe)"),
+    ("hexec", "… → exec of the stage-2 helper"),
     ("ph0", "… → first placeholder (id-map holder, plan)"),
     ("ph1", "placeholders (mkdir at the workspace top)"),
-    ("nsclone", "… → clone with the namespaces"),
-    ("hexec", "clone → exec of the stage-2 helper"),
-    ("hmain", "helper: exec → stage 2 (Go runtime, inits)"),
-    ("pivot", "helper: config, cgroup, mount view → pivot_root"),
+    ("hmain", "… → helper: config read (Go runtime, inits, the config)"),
+    ("pivot", "helper: cgroup, mount view → pivot_root"),
     ("fan", "… → supervisor marks the deny watch"),
     ("ll", "… → Landlock"),
     ("proxyfork", "… → fork of the guard proxy"),
@@ -41,8 +43,8 @@ def runs(path):
         pid, t, name = int(pid), float(t) * 1000, name.split(":")[-1]
         if comm == "sh" and name == "sys_enter_execve":
             if cur:
-                yield cur
-            cur = {"t0": t, "sup": pid, "ph": [], "un": [], "hclones": []}
+                yield helper(cur)
+            cur = {"t0": t, "sup": pid, "ph": [], "un": [], "procs": {}}
             continue
         if cur is None:
             continue
@@ -55,7 +57,7 @@ def runs(path):
                 cur.setdefault("holder", t)
             elif name == "sys_enter_clone" and "0x7c021011" in rest:
                 cur["nsclone"] = t
-            elif name == "sys_enter_mkdirat" and AT_FDCWD not in rest and "nsclone" not in cur:
+            elif name == "sys_enter_mkdirat" and AT_FDCWD not in rest and "cmdexit" not in cur:
                 cur["ph"].append(t)
             elif name == "sys_enter_fanotify_init" and "0x00000017" in rest:
                 cur["fan"] = t
@@ -63,23 +65,37 @@ def runs(path):
                 cur["un"].append(t)
             elif name == "sys_enter_exit_group":
                 cur["end"] = t
-        elif name == "sys_enter_execve" and "nsclone" in cur and "hexec" not in cur:
-            cur["hexec"], cur["hpid"] = t, pid
-        if pid == cur.get("hpid"):
-            if name == "sys_enter_close_range":
-                cur.setdefault("hmain", t)
+        else:
+            # Which of the other processes is the helper is known once
+            # one of them pivots (helper below): the id-map holder execs
+            # beside it.
+            p = cur["procs"].setdefault(pid, {"hclones": []})
+            if name == "sys_enter_execve":
+                p.setdefault("hexec", t)
+            elif name == "sys_enter_close_range":
+                p.setdefault("hmain", t)
             elif name == "sys_enter_pivot_root":
-                cur["pivot"] = t
+                p["pivot"] = t
             elif name == "sys_enter_landlock_restrict_self":
-                cur["ll"] = t
+                p["ll"] = t
             elif name == "sys_enter_seccomp" and "flags: 0x00000039" in rest:
-                cur["listener"] = t
+                p["listener"] = t
             elif name == "sys_enter_clone" and "0x00004111" in rest:
-                cur["hclones"].append(t)
+                p["hclones"].append(t)
         if comm == "true" and name == "sched_process_exit":
             cur["cmdexit"] = t
     if cur:
-        yield cur
+        yield helper(cur)
+
+
+def helper(run):
+    """Copies the events of the run's helper (the process that pivots)
+    into run."""
+    for p in run["procs"].values():
+        if "pivot" in p and "hexec" in p:
+            run.update(p)
+            break
+    return run
 
 
 def main():
@@ -97,10 +113,9 @@ def main():
         if r["un"]:
             r["un0"] = r["un"][0]
         prev = r["t0"]
-        for k, _ in PHASES:
-            if k in r:
-                per[k].append(r[k] - prev)
-                prev = r[k]
+        for t, k in sorted((r[k], k) for k, _ in PHASES if k in r):
+            per[k].append(t - prev)
+            prev = t
         totals.append(r["end"] - r["t0"])
     if not totals:
         sys.exit("runphases.py: no complete run in the trace")

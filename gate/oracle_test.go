@@ -152,6 +152,7 @@ func newOracleRig(tb testing.TB) *oracleRig {
 	if rig.exec, err = sandbox.New(p); err != nil {
 		tb.Skipf("no sandbox on this host: %v", err)
 	}
+	tb.Cleanup(func() { rig.exec.Close() })
 	return rig
 }
 

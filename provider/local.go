@@ -194,6 +194,7 @@ func (l *local) run(ctx context.Context, req Request, dir string, meta map[strin
 		}
 		return fail(ErrProvider, "start", err)
 	}
+	defer ex.Close()
 	prep := time.Since(began)
 	sres, err := ex.Run(ctx, sandbox.Cmd{
 		Args: argv, Stdin: bytes.NewReader(req.Stdin), ExecutionID: req.ExecutionID,

@@ -285,6 +285,7 @@ for i in range(2000):
 			if err != nil {
 				b.Skip(err)
 			}
+			b.Cleanup(func() { ex.Close() })
 			cmd := sandbox.Cmd{Args: []string{sandboxtest.Python, "-c", create}}
 			if res, err := ex.Run(context.Background(), cmd); err != nil || res.Status != sandbox.StatusSucceeded {
 				b.Fatalf("%v %+v", err, res)

@@ -88,6 +88,7 @@ func TestAttackBrokerSocketMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { ex.Close() })
 		if ex.Report().Status(profile.ResourceLimits).Status != sandbox.Enforced {
 			t.Skip("no writable cgroup: the memory budget is an rlimit, which counts no kernel buffer")
 		}

@@ -15,21 +15,37 @@ import (
 // /bin/true under the full workspace preset, through one Executor. The
 // test binary is its own stage-2 helper, as any program using the package
 // is. setup-ns/op is Result.Timings.Setup: Start called → command exec'd.
+// "warm" is an Executor with Options.KeepWarm, whose runs after the
+// first take a helper cloned while the run before ran; "cold" clones each
+// run's helper in its Start.
 //
 //	go test -run '^$' -bench ExecutorStartToExit -benchtime 300x ./sandbox/
 func BenchmarkExecutorStartToExit(b *testing.B) {
+	for _, keepWarm := range []bool{false, true} {
+		name := map[bool]string{false: "cold", true: "warm"}[keepWarm]
+		b.Run(name, func(b *testing.B) { benchmarkStartToExit(b, keepWarm) })
+	}
+}
+
+func benchmarkStartToExit(b *testing.B, keepWarm bool) {
 	s := profile.Preset(profile.DefaultPreset)
 	s.Workspace = b.TempDir()
 	p, err := profile.New(s)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ex, err := sandbox.New(p)
+	ex, err := sandbox.NewWithOptions(p, sandbox.Options{KeepWarm: keepWarm})
 	if errors.Is(err, sandbox.ErrUnavailable) {
 		b.Skip(err)
 	}
 	if err != nil {
 		b.Fatal(err)
+	}
+	b.Cleanup(func() { ex.Close() })
+	if !keepWarm {
+		// The helper New warms is for the first run only; Close ends it,
+		// and every run clones its own.
+		ex.Close()
 	}
 	ctx := context.Background()
 	cmd := sandbox.Cmd{Args: []string{"/bin/true"}}

@@ -232,6 +232,7 @@ func BenchmarkDenyWatch(b *testing.B) {
 		if err != nil {
 			b.Skip(err)
 		}
+		b.Cleanup(func() { ex.Close() })
 		b.Logf("%s: deny-new-files %s", prof.name, ex.Report().Status(profile.DenyNewFiles).Status)
 		run := func(b *testing.B, cmd sandbox.Cmd) *sandbox.Result {
 			res, err := ex.Run(context.Background(), cmd)

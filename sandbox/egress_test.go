@@ -122,6 +122,7 @@ func (l *egressLab) executor(t *testing.T, n profile.NetworkSpec) (*sandbox.Exec
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ex.Close() })
 	return ex, p.Workspace()
 }
 

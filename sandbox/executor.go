@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airlockhq/airlock/egress"
@@ -98,6 +99,12 @@ type Executor struct {
 	host    HostInfo
 	report  Report
 	policy  *egress.Policy // nil: no egress gateway (network none, or all without TUN)
+
+	// The helper for the next run, cloned ahead of it (helper.go).
+	spec   helperSpec
+	warmMu sync.Mutex
+	warm   *warmSlot
+	closed bool
 }
 
 // Options configure an Executor. The zero value runs any command the
@@ -115,10 +122,15 @@ type Options struct {
 	// Dialer opens the supervisor's side of the connections the egress
 	// layer allows. Nil means a net.Dialer with egress.DefaultDialTimeout.
 	Dialer *net.Dialer
+	// KeepWarm clones the helper of the next run as each run starts, for
+	// an Executor that serves many runs. False warms one helper only, in
+	// New, for the first run; either way Close ends the one not taken.
+	KeepWarm bool
 }
 
 // New checks that this host gives every guarantee p requires and returns
-// an Executor for it. Nothing runs. The error wraps ErrUnavailable and is
+// an Executor for it. Nothing of a command runs; the sandbox's helper for
+// the first run starts cloning in the background (Close ends it). The error wraps ErrUnavailable and is
 // an *UnavailableError when a required guarantee is missing.
 func New(p *profile.Profile) (*Executor, error) {
 	return NewWithOptions(p, Options{})
@@ -136,7 +148,27 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	if _, block := JournalsBlocking(err, trees...); block != nil {
 		return nil, block
 	}
-	h := ProbeHost()
+	// The first run's helper is cloned beside the rest of the probe
+	// and the checks below; a New that fails ends it.
+	var warm *warmSlot
+	h := probeHost(func(h HostInfo) {
+		if h.UserNamespaces {
+			warm = startWarm(newHelperSpec(p, h))
+		}
+	})
+	e, err := newExecutor(p, opts, h)
+	if err != nil {
+		if warm != nil {
+			warm.discard()
+		}
+		return nil, err
+	}
+	e.warm = warm
+	return e, nil
+}
+
+// newExecutor checks the host's probe against p.
+func newExecutor(p *profile.Profile, opts Options, h HostInfo) (*Executor, error) {
 	r := reportFor(p, h)
 	var missing []GuaranteeStatus
 	for _, g := range p.Required().List() {
@@ -171,9 +203,9 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 		}
 	}
 	// A supervisor killed outright cannot remove its run's cgroup; the
-	// next one does.
+	// next one does (not this one's warm helper's: its owner lives).
 	linux.SweepStale(h.cgroups)
-	return &Executor{profile: p, opts: opts, host: h, report: r, policy: pol}, nil
+	return &Executor{profile: p, opts: opts, host: h, report: r, policy: pol, spec: newHelperSpec(p, h)}, nil
 }
 
 func containsGuarantee(list []GuaranteeStatus, g profile.Guarantee) bool {

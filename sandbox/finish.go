@@ -81,7 +81,7 @@ func (p *Process) finish(c *exec.Cmd) (*Result, error) {
 		last = now
 	}
 	res := e.res
-	res.Timings = Timings{Prepare: p.prepared, Setup: p.execd.Sub(p.start), Run: e.exited.Sub(p.execd), Total: last.Sub(p.start), End: steps}
+	res.Timings = Timings{Prepare: p.prepared, Setup: p.execd.Sub(p.start), HelperWait: p.helperWait, Run: e.exited.Sub(p.execd), Total: last.Sub(p.start), End: steps}
 	switch {
 	case e.waitErr != nil:
 		return nil, errors.Join(fmt.Errorf("sandbox: wait: %w", e.waitErr), e.protErr, e.cleanupErr)

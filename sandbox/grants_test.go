@@ -31,6 +31,7 @@ func TestGrantHandOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ex.Close() })
 	allow, err := rules.NewRule(rules.Allow, "Bash(echo *)", rules.Workspace, rules.Base{Root: ws})
 	if err != nil {
 		t.Fatal(err)

@@ -83,7 +83,13 @@ type LandlockFeature struct {
 
 // ProbeHost reads the host's kernel, namespaces, Landlock ABI, seccomp and
 // cgroup layout.
-func ProbeHost() HostInfo {
+func ProbeHost() HostInfo { return probeHost(nil) }
+
+// probeHost is ProbeHost; early, when not nil, is called with what a
+// helper's clone needs (user namespaces, the TUN and cgroup probes)
+// before the slowest probe, the system paths' id-mapped trees, so New
+// can start the clone of its warm helper beside it.
+func probeHost(early func(HostInfo)) HostInfo {
 	h := HostInfo{Arch: runtime.GOARCH, UID: os.Getuid()}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
@@ -106,9 +112,12 @@ func ProbeHost() HostInfo {
 		*ok, *why = a.OK, a.Reason
 	}
 	h.KillableWait = seccomp.KillableWait(h.Kernel)
-	h.SystemIDMap, h.SystemIDMapReason, h.idmapTrees = probeSystemIDMap(h.UID)
 	h.CgroupMode, h.CgroupWritable, h.CgroupReason = h.cgroups.Mode, h.cgroups.Writable, h.cgroups.Reason
 	h.CgroupDelegated = h.cgroups.Delegated
+	if early != nil {
+		early(h)
+	}
+	h.SystemIDMap, h.SystemIDMapReason, h.idmapTrees = probeSystemIDMap(h.UID)
 	return h
 }
 

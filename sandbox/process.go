@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,11 +43,14 @@ type Process struct {
 	closed   bool
 	cg       *linux.Cgroup
 	prepared time.Duration // how long Prepare took (Timings.Prepare)
-	start    time.Time
-	execd    time.Time
-	live     sync.Mutex
-	child    *exec.Cmd
-	killedBy Status // why the supervisor killed the run, if it did
+	// helperWait is how long Start waited for the warm helper's clone
+	// (Timings.HelperWait).
+	helperWait time.Duration
+	start      time.Time
+	execd      time.Time
+	live       sync.Mutex
+	child      *exec.Cmd
+	killedBy   Status // why the supervisor killed the run, if it did
 	// signaledAs is the signal Signal ended the command for, by SIGKILL.
 	signaledAs syscall.Signal
 	// initStatus is the read end of the init's report of a death by
@@ -144,6 +146,11 @@ func (p *Process) Start() error {
 		return &SetupError{Step: "start", Err: err}
 	}
 	err := p.spawn()
+	if p.e.opts.KeepWarm {
+		// The next run's helper clones while this one runs, not beside
+		// its setup, which it would slow.
+		p.e.warmUp()
+	}
 	if err != nil {
 		p.cleanupLocked()
 		close(p.done)
@@ -168,16 +175,9 @@ func (p *Process) spawn() error {
 	// scopes) whenever the kernel has it; the helper applies it only when
 	// told to.
 	cfg.Landlock.Enabled = p.e.host.LandlockABI > 0
-	// On cgroup v2 the helper is cloned straight into its cgroup, which
-	// must exist first. On v1 it is moved in after the clone, so the
-	// cgroup is made then, while the helper starts up.
-	cloneInto := p.e.host.cgroups.Mode == "v2"
 	if p.e.host.CgroupWritable {
-		if cloneInto {
-			if err := p.newCgroup(); err != nil {
-				return &SetupError{Step: "cgroup", Err: err}
-			}
-		}
+		// The helper is in its cgroup (helper.go) before the run's first
+		// step.
 		cfg.NewCgroupNS = true
 	} else {
 		// Without a writable cgroup, rlimits are the (weaker) budget.
@@ -191,64 +191,24 @@ func (p *Process) spawn() error {
 	if err := p.newGuardRuns(); err != nil {
 		return err
 	}
+	// The run's descriptors, in c as exec.Cmd would pass them: the
+	// helper puts ExtraFiles[i] at 3+i (Config.Handoff), after its own
+	// config socket and error pipe.
+	c := &exec.Cmd{Stdin: p.cmd.Stdin, ExtraFiles: make([]*os.File, helperFDs-3)}
 	for _, r := range p.guards {
 		defer r.Handoff().Parent.Close()
 		p.pipes = append(p.pipes, r.Handoff().Child)
-	}
-	cfgR, cfgW, err := os.Pipe()
-	if err != nil {
-		return &SetupError{Step: "pipe", Err: err}
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		cfgR.Close()
-		cfgW.Close()
-		return &SetupError{Step: "pipe", Err: err}
-	}
-	defer errR.Close()
-	p.pipes = append(p.pipes, cfgR, cfgW, errW)
-
-	// The write budget's starting point, before anything of the run can
-	// write.
-	if p.writes, err = newWriteAccount(s); err != nil {
-		return &SetupError{Step: "write budget", Err: err}
-	}
-
-	uid, gid := os.Getuid(), os.Getgid()
-	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
-	if s.Network.Mode == profile.NetworkModeNone || p.e.policy != nil {
-		flags |= unix.CLONE_NEWNET
-	}
-	c := &exec.Cmd{
-		Path: "/proc/self/exe",
-		Args: []string{linux.Stage2Arg0},
-		// The helper's own environment (the command's is in the config).
-		// Two Ps, not one: the init's signal.Notify of every signal
-		// (catchSignals) then runs beside the mount view instead of
-		// waiting for the helper's thread to give up its P, about 1 ms
-		// a run less at the same CPU time (docs/BENCHMARKS.md).
-		Env:        []string{"GOMAXPROCS=2"},
-		Stdin:      p.cmd.Stdin,
-		ExtraFiles: []*os.File{cfgR, errW},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags:                 flags,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-			GidMappingsEnableSetgroups: false,
-			Pdeathsig:                  syscall.SIGKILL,
-			Setsid:                     true,
-			// The helper keeps the caller's uid; for a non-root uid,
-			// execve would drop the namespace capabilities the setup
-			// needs, so they pass as ambient capabilities. The helper
-			// drops every capability again before it execs the command.
-			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_CHROOT},
-		},
-	}
-	for _, r := range p.guards {
 		c.ExtraFiles = append(c.ExtraFiles, r.Handoff().Child)
 		if err := r.Configure(&cfg, 2+len(c.ExtraFiles)); err != nil {
 			return &SetupError{Step: r.Step(), Err: err}
 		}
+	}
+
+	// The write budget's starting point, before anything of the run can
+	// write (a helper cloned earlier writes nothing before its config).
+	var err error
+	if p.writes, err = newWriteAccount(s); err != nil {
+		return &SetupError{Step: "write budget", Err: err}
 	}
 	trees, err := p.idmapSystemPaths(&cfg, c.ExtraFiles)
 	if err != nil {
@@ -264,42 +224,7 @@ func (p *Process) spawn() error {
 	p.pipes = append(p.pipes, statW)
 	c.ExtraFiles = append(c.ExtraFiles, statW)
 	cfg.StatusFD = 2 + len(c.ExtraFiles)
-	if dir := p.cgDir(); dir != "" {
-		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return &SetupError{Step: "cgroup", Err: err}
-		}
-		defer unix.Close(fd)
-		c.SysProcAttr.UseCgroupFD = true
-		c.SysProcAttr.CgroupFD = fd
-	}
-	for i, w := range []io.Writer{p.cmd.Stdout, p.cmd.Stderr} {
-		r, wr, err := os.Pipe()
-		if err != nil {
-			return &SetupError{Step: "pipe", Err: err}
-		}
-		p.pipes = append(p.pipes, wr)
-		if i == 0 {
-			c.Stdout = wr
-		} else {
-			c.Stderr = wr
-		}
-		if w == nil {
-			p.outs[i] = &bytes.Buffer{}
-			w = p.outs[i]
-		}
-		if i == 1 {
-			// The hints watch stderr and say their lines there
-			// (hints.go); so do the denial lines, one at a time.
-			p.hints = p.newHints(w)
-			lw := &lockedWriter{w: p.hints}
-			p.stderr, w = lw, lw
-		}
-		p.copiers.Add(1)
-		go p.copyOutput(r, w)
-	}
-
-	if err := p.preparePublish(&cfg, c, flags&unix.CLONE_NEWNET != 0); err != nil {
+	if err := p.preparePublish(&cfg, c, p.e.spec.flags&unix.CLONE_NEWNET != 0); err != nil {
 		return err
 	}
 	if p.cmd.Terminal != nil {
@@ -314,53 +239,59 @@ func (p *Process) spawn() error {
 		c.Stdin = in
 		p.pipes = append(p.pipes, in)
 	}
-	if err := c.Start(); err != nil {
-		return &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
+	stdin, own, err := stdinFile(c.Stdin)
+	if err != nil {
+		return &SetupError{Step: "stdin", Err: err}
 	}
+	if own {
+		p.pipes = append(p.pipes, stdin)
+	}
+
+	// The helper: the warm one if it is usable, else a fresh clone.
+	h, waited := p.e.takeHelper()
+	p.helperWait = waited
+	if h == nil {
+		if h, err = newHelper(p.e.spec); err != nil {
+			return err
+		}
+	}
+	h.closeMounts()
+	defer h.errR.Close()
+	p.cg = h.cg
 	p.live.Lock()
-	p.child = c
+	p.child = h.cmd
 	p.live.Unlock()
+	for i, w := range []io.Writer{p.cmd.Stdout, p.cmd.Stderr} {
+		if w == nil {
+			p.outs[i] = &bytes.Buffer{}
+			w = p.outs[i]
+		}
+		if i == 1 {
+			// The hints watch stderr and say their lines there
+			// (hints.go); so do the denial lines, one at a time.
+			p.hints = p.newHints(w)
+			lw := &lockedWriter{w: p.hints}
+			p.stderr, w = lw, lw
+		}
+		p.copiers.Add(1)
+		go p.copyOutput(h.outR[i], w)
+	}
+	werr := h.send(cfg, stdin, c.ExtraFiles[helperFDs-3:])
 	// The helper holds its own copies now.
 	for _, f := range p.pipes {
-		if f != cfgW {
-			f.Close()
-		}
+		f.Close()
 	}
-	// On v1 the cgroup is made while the helper's runtime starts; the
-	// helper's thread moves itself in as its first step (a thread moving
-	// itself skips the kernel's slow whole-process migration).
-	if p.e.host.CgroupWritable && !cloneInto {
-		err := p.newCgroup()
-		if err == nil {
-			cfg.JoinCgroup = p.cg.TaskFiles()
-		}
-		if err != nil {
-			cfgW.Close()
-			p.reapLocked()
-			return &SetupError{Step: "cgroup", Err: err}
-		}
-	}
-	cfgData, err := json.Marshal(cfg)
-	if err != nil {
-		cfgW.Close()
-		p.reapLocked()
-		return &SetupError{Step: "encode config", Err: err}
-	}
-	_, werr := cfgW.Write(cfgData)
-	cfgW.Close()
 	p.pipes = nil
-	var guardErr error
-	if werr == nil {
-		guardErr = p.startGuards()
+	if werr != nil {
+		p.reapLocked()
+		return werr
 	}
+	errR := h.errR
+	guardErr := p.startGuards()
 	msg, _ := io.ReadAll(errR)
 	if guardErr != nil {
 		p.reapLocked()
 		return guardErr
-	}
-	if werr != nil {
-		p.reapLocked()
-		return &SetupError{Step: "send config", Err: werr}
 	}
 	switch {
 	case len(msg) == 0 && p.killedFor(StatusOutputLimitExceeded):
@@ -391,23 +322,6 @@ func (p *Process) spawn() error {
 	go p.watch()
 	p.watchWrites()
 	return nil
-}
-
-// newCgroup creates the run's cgroup with the profile's budgets.
-func (p *Process) newCgroup() error {
-	b := p.e.profile.Spec().Budgets
-	cg, err := linux.NewCgroup(p.e.host.cgroups, linux.CgroupName(p.runID), linux.Limits{
-		MemoryBytes: int64(b.Memory), Pids: int64(withInit(b.Pids)), CPU: b.CPU,
-	})
-	p.cg = cg
-	return err
-}
-
-func (p *Process) cgDir() string {
-	if p.cg == nil {
-		return ""
-	}
-	return p.cg.Dir()
 }
 
 // copyOutput forwards one stream, counting bytes against the budget.

@@ -51,8 +51,12 @@ type Result struct {
 type Timings struct {
 	Prepare time.Duration `json:"prepare_ns"` // Prepare called → returned (the plan)
 	Setup   time.Duration `json:"setup_ns"`   // Start called → command exec'd
-	Run     time.Duration `json:"run_ns"`     // exec → the helper reaped (every process of the run gone)
-	Total   time.Duration `json:"total_ns"`   // Start called → Wait done
+	// HelperWait is the part of Setup that Start waited for the clone of
+	// the Executor's warm helper to finish (zero when it was ready, or
+	// when the run cloned its own).
+	HelperWait time.Duration `json:"helper_wait_ns,omitempty"`
+	Run        time.Duration `json:"run_ns"`   // exec → the helper reaped (every process of the run gone)
+	Total      time.Duration `json:"total_ns"` // Start called → Wait done
 
 	// The whole program that ran the sandbox, which the library cannot
 	// see: set by that program (airlock run sets both), else zero.

@@ -34,6 +34,7 @@ func newExecutor(t *testing.T, edit func(*profile.Spec)) (*sandbox.Executor, str
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ex.Close() })
 	return ex, p.Workspace()
 }
 

@@ -150,6 +150,7 @@ print(s.recv(200).decode())`, nt.addr, strconv.Itoa(nt.port)), Timeout: time.Min
 		if err != nil {
 			t.Skipf("this host cannot give network all: %v", err)
 		}
+		t.Cleanup(func() { ex.Close() })
 		res, err := ex.Run(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)

@@ -157,11 +157,14 @@ Flags:
 	if g.Audit != nil {
 		defer g.Audit.Close()
 	}
-	ex, err := sandbox.New(g.Profile)
+	// The server runs one tool call after another: each run's helper is
+	// cloned while the one before runs.
+	ex, err := sandbox.NewWithOptions(g.Profile, sandbox.Options{KeepWarm: true})
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock mcp serve:", visible.Text(err.Error()))
 		return 1
 	}
+	defer ex.Close()
 	srv, err := airlockmcp.NewServer(airlockmcp.ServerOptions{Gate: g, Executor: ex, Version: cli.Release()})
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock mcp serve:", visible.Text(err.Error()))
@@ -282,6 +285,7 @@ Flags:
 		fmt.Fprintln(stderr, "airlock mcp proxy:", visible.Text(err.Error()))
 		return 1
 	}
+	defer ex.Close()
 	ctx, cancel := signalContext()
 	defer cancel()
 	p, err := airlockmcp.StartProxy(ctx, airlockmcp.ProxyOptions{

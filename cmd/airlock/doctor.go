@@ -43,7 +43,10 @@ Flags:
 	}
 	p := pol.Profile
 	rep := sandbox.ReportFor(p)
-	_, runErr := sandbox.New(p)
+	ex, runErr := sandbox.New(p)
+	if runErr == nil {
+		ex.Close()
+	}
 	if *asJSON {
 		out := struct {
 			sandbox.Report

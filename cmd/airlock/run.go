@@ -118,6 +118,9 @@ Flags:
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup
 	}
+	// The run takes the Executor's warm helper; one a failed Prepare
+	// left goes with the Executor.
+	defer ex.Close()
 	warnAddressSpace(stderr, ex.Report(), pf.AsksMemory())
 
 	// The first SIGINT, SIGTERM or SIGHUP goes to the command, with the

@@ -178,6 +178,7 @@ func New(t testing.TB, preset, ws string, edit func(*profile.Spec)) *Sandbox {
 	if err != nil {
 		t.Fatalf("sandbox.New: %v", err)
 	}
+	t.Cleanup(func() { ex.Close() })
 	return &Sandbox{Workspace: ws, Executor: ex}
 }
 

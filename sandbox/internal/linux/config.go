@@ -3,12 +3,19 @@ package linux
 import "github.com/airlockhq/airlock/sandbox/internal/linux/landlock"
 
 // Config is everything the stage-2 helper needs, sent by the supervisor
-// over a pipe as JSON. Paths are absolute and the same inside and outside
+// as JSON over the helper's config socket, with the run's descriptors
+// (Handoff). Paths are absolute and the same inside and outside
 // the sandbox (the mount view mirrors the host's layout).
 type Config struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
+	// Handoff is where the helper puts the descriptors that came with
+	// the config, in the order they came: the run's own (its stdin, the
+	// guards' ends, the id-mapped trees...), which the helper was cloned
+	// without (it may have been cloned before the run existed). Every
+	// other descriptor number in the Config is one of these.
+	Handoff []int `json:"handoff,omitempty"`
 
 	Mounts   []Mount `json:"mounts"`   // applied in order on a fresh tmpfs root
 	Hostname string  `json:"hostname"` // set in the new UTS namespace

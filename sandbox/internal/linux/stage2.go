@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 
@@ -46,9 +45,13 @@ func init() {
 
 // The helper's inherited descriptors.
 const (
-	configFD = 3 // read end: the JSON Config, then EOF
+	configFD = 3 // unix stream socket: the JSON Config with the run's descriptors, then EOF
 	errorFD  = 4 // write end: one line naming the failed step; closed by exec
 )
+
+// maxHandoff bounds the descriptors that come with the Config (the
+// kernel's own bound on one message, SCM_MAX_FD).
+const maxHandoff = 253
 
 // ExecMarker is the byte the helper writes on the error pipe right
 // before execve; the pipe then closes on a successful exec.
@@ -78,13 +81,16 @@ func Stage2() {
 	runtime.MemProfileRate = 0
 	sigs := catchSignals()
 	unix.CloseOnExec(errorFD)
-	// Before anything else, so no later step can forget one: descriptors
-	// the supervisor inherited from its own caller reach only this
-	// helper, never the command (see CloseInheritedOnExec).
-	fail("inherited descriptors", CloseInheritedOnExec())
-
+	// The helper may have been cloned before its run (a warm helper):
+	// the run's descriptors come with the config and go where it says,
+	// before any step that opens a descriptor of its own could take one
+	// of those numbers.
 	cfg, err := readConfig()
 	fail("read config", err)
+	// Next, so no later step can forget one: descriptors the supervisor
+	// inherited from its own caller reach only this helper, never the
+	// command (see CloseInheritedOnExec).
+	fail("inherited descriptors", CloseInheritedOnExec())
 	// Into the run's cgroup first, so every later step, and the command,
 	// is counted against its budgets.
 	fail("cgroup", JoinSelf(cfg.JoinCgroup))
@@ -214,20 +220,111 @@ func Stage2() {
 }
 
 func readConfig() (*Config, error) {
-	f := os.NewFile(configFD, "config")
-	data, err := io.ReadAll(f)
-	f.Close()
+	data, fds, err := receiveConfig(configFD)
+	unix.Close(configFD)
 	if err != nil {
 		return nil, err
 	}
 	var cfg Config
 	if err := json.Unmarshal(data, &cfg); err != nil {
+		closeAll(fds)
+		return nil, err
+	}
+	if err := placeDescriptors(fds, cfg.Handoff); err != nil {
 		return nil, err
 	}
 	if len(cfg.Argv) == 0 {
 		return nil, fmt.Errorf("empty command")
 	}
 	return &cfg, nil
+}
+
+// receiveConfig reads the config socket to EOF, with the descriptors
+// that come on it (close-on-exec, as every inherited one becomes).
+func receiveConfig(fd int) (data []byte, fds []int, err error) {
+	buf := make([]byte, 32<<10)
+	oob := make([]byte, unix.CmsgSpace(maxHandoff*4))
+	for {
+		n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			closeAll(fds)
+			return nil, nil, err
+		}
+		if oobn > 0 {
+			msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+			if err != nil {
+				closeAll(fds)
+				return nil, nil, err
+			}
+			for i := range msgs {
+				got, err := unix.ParseUnixRights(&msgs[i])
+				if err != nil {
+					closeAll(fds)
+					return nil, nil, err
+				}
+				fds = append(fds, got...)
+			}
+		}
+		if flags&unix.MSG_CTRUNC != 0 {
+			closeAll(fds)
+			return nil, nil, fmt.Errorf("more than %d descriptors", maxHandoff)
+		}
+		if n == 0 {
+			return data, fds, nil
+		}
+		data = append(data, buf[:n]...)
+	}
+}
+
+// placeDescriptors moves fds[i] to the number to[i]: first all above
+// the highest, so none lands on another that has yet to move. A number
+// below 3 (stdin) stays inherited by the command, as exec.Cmd leaves it;
+// the others are close-on-exec, as CloseInheritedOnExec makes them.
+func placeDescriptors(fds, to []int) error {
+	if len(fds) != len(to) {
+		closeAll(fds)
+		return fmt.Errorf("%d descriptors came for %d places", len(fds), len(to))
+	}
+	high := 2
+	for _, t := range to {
+		if t < 0 {
+			closeAll(fds)
+			return fmt.Errorf("descriptor place %d", t)
+		}
+		high = max(high, t)
+	}
+	for i, fd := range fds {
+		moved, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, high+1)
+		unix.Close(fd)
+		if err != nil {
+			closeAll(fds[i+1:])
+			closeAll(fds[:i])
+			return fmt.Errorf("move descriptor %d: %w", fd, err)
+		}
+		fds[i] = moved
+	}
+	for i, fd := range fds {
+		flags := unix.O_CLOEXEC
+		if to[i] < 3 {
+			flags = 0
+		}
+		err := unix.Dup3(fd, to[i], flags)
+		unix.Close(fd)
+		if err != nil {
+			closeAll(fds[i+1:])
+			return fmt.Errorf("put descriptor at %d: %w", to[i], err)
+		}
+	}
+	return nil
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
 }
 
 // fail reports a failed step on the error pipe and exits; it does nothing

@@ -1,0 +1,358 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/airlockhq/airlock/profile"
+	"github.com/airlockhq/airlock/sandbox/internal/linux"
+)
+
+// helper is one stage-2 helper: cloned into its Executor's namespaces
+// (and, with a writable cgroup, into a cgroup of its own with the
+// profile's budgets), blocked on its config socket. Nothing of it
+// depends on a run, so it is cloned before there is one (Executor.warmUp)
+// and takes the run's config and descriptors at Start (send).
+type helper struct {
+	cmd *exec.Cmd
+	// conf is the supervisor's end of the config socket (the helper's
+	// descriptor 3): the Config and the run's descriptors, then EOF.
+	conf *os.File
+	errR *os.File    // the helper's error pipe (its descriptor 4)
+	outR [2]*os.File // its stdout and stderr
+	cg   *linux.Cgroup
+	// mounts is the supervisor's /proc/self/mounts, opened before the
+	// clone: it polls POLLPRI once the mount table the helper's mount
+	// namespace was copied from has changed since (usable). A raw
+	// descriptor: Go's poller, polling an *os.File, would take the event.
+	mounts int
+}
+
+// helperFDs is the number of descriptors a helper has before its run's:
+// stdin, stdout, stderr, the config socket and the error pipe. The run's
+// own are numbered from here (Config.Handoff).
+const helperFDs = 5
+
+// helperSpec is what a helper's clone depends on, the same for every
+// run of an Executor: so a helper cloned before the run fits it.
+type helperSpec struct {
+	// flags are the run's namespaces: its network's when the profile's
+	// network is none or the egress gateway serves it (usesGateway).
+	flags   uintptr
+	budgets profile.Budgets
+	// cgroups is where the helper's cgroup is made; only when writable.
+	cgroups  linux.CgroupLayout
+	writable bool
+}
+
+func newHelperSpec(p *profile.Profile, h HostInfo) helperSpec {
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if n := p.Spec().Network; n.Mode == profile.NetworkModeNone || usesGateway(n, h) {
+		flags |= unix.CLONE_NEWNET
+	}
+	return helperSpec{flags: flags, budgets: p.Spec().Budgets, cgroups: h.cgroups, writable: h.CgroupWritable}
+}
+
+// newHelper clones a helper. On error nothing of it is left.
+func newHelper(spec helperSpec) (h *helper, err error) {
+	h = &helper{mounts: -1}
+	var closeAfter []*os.File
+	defer func() {
+		for _, f := range closeAfter {
+			f.Close()
+		}
+		if err != nil {
+			h.discard()
+			h = nil
+		}
+	}()
+	// Before the clone: a mount made or removed while it is under way
+	// counts as one after it.
+	if h.mounts, err = unix.Open("/proc/self/mounts", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		return h, &SetupError{Step: "namespaces", Err: fmt.Errorf("open /proc/self/mounts: %w", err)}
+	}
+	if spec.writable {
+		b := spec.budgets
+		h.cg, err = linux.NewCgroup(spec.cgroups, linux.CgroupName(randomID()), linux.Limits{
+			MemoryBytes: int64(b.Memory), Pids: int64(withInit(b.Pids)), CPU: b.CPU,
+		})
+		if err != nil {
+			return h, &SetupError{Step: "cgroup", Err: err}
+		}
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return h, &SetupError{Step: "pipe", Err: fmt.Errorf("config socketpair: %w", err)}
+	}
+	h.conf = os.NewFile(uintptr(fds[0]), "config socket")
+	confChild := os.NewFile(uintptr(fds[1]), "config socket")
+	closeAfter = append(closeAfter, confChild)
+	var errW *os.File
+	if h.errR, errW, err = os.Pipe(); err != nil {
+		return h, &SetupError{Step: "pipe", Err: err}
+	}
+	closeAfter = append(closeAfter, errW)
+	var outW [2]*os.File
+	for i := range outW {
+		if h.outR[i], outW[i], err = os.Pipe(); err != nil {
+			return h, &SetupError{Step: "pipe", Err: err}
+		}
+		closeAfter = append(closeAfter, outW[i])
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	flags := spec.flags
+	c := &exec.Cmd{
+		Path: "/proc/self/exe",
+		Args: []string{linux.Stage2Arg0},
+		// The helper's own environment (the command's is in the config).
+		// Two Ps, not one: the init's signal.Notify of every signal
+		// (catchSignals) then runs beside the mount view instead of
+		// waiting for the helper's thread to give up its P, about 1 ms
+		// a run less at the same CPU time (docs/BENCHMARKS.md).
+		Env: []string{"GOMAXPROCS=2"},
+		// Stdin is /dev/null until the run sends its own (send).
+		Stdout:     outW[0],
+		Stderr:     outW[1],
+		ExtraFiles: []*os.File{confChild, errW},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:                 flags,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			// Per thread: the Go runtime ends a thread only under a
+			// goroutine that exits locked to it, which no supervisor code
+			// does (notifyrecv.go); a warm helper dies with its supervisor.
+			Pdeathsig: syscall.SIGKILL,
+			Setsid:    true,
+			// The helper keeps the caller's uid; for a non-root uid,
+			// execve would drop the namespace capabilities the setup
+			// needs, so they pass as ambient capabilities. The helper
+			// drops every capability again before it execs the command.
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_CHROOT},
+		},
+	}
+	// On cgroup v2 the helper is cloned straight into its cgroup; on v1
+	// its thread moves itself in as its first step (Config.JoinCgroup; a
+	// thread moving itself skips the kernel's slow whole-process
+	// migration).
+	if h.cg != nil && spec.cgroups.Mode == "v2" {
+		fd, err := unix.Open(h.cg.Dir(), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return h, &SetupError{Step: "cgroup", Err: err}
+		}
+		defer unix.Close(fd)
+		c.SysProcAttr.UseCgroupFD = true
+		c.SysProcAttr.CgroupFD = fd
+	}
+	if err := c.Start(); err != nil {
+		return h, &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
+	}
+	h.cmd = c
+	return h, nil
+}
+
+// usable reports whether a warm helper can still take a run: it is alive,
+// and the supervisor's mount table has not changed since the clone, so
+// the copy the helper's view is built from is the one a helper cloned
+// now would get (an unmount on the host after the clone must not stay
+// mounted in the sandbox).
+func (h *helper) usable() bool {
+	var si unix.Siginfo
+	// WNOWAIT: a helper that has exited stays for Wait (of discard).
+	if err := unix.Waitid(unix.P_PID, h.cmd.Process.Pid, &si, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil || si.Signo != 0 {
+		return false
+	}
+	pfd := []unix.PollFd{{Fd: int32(h.mounts), Events: unix.POLLPRI}}
+	n, err := unix.Poll(pfd, 0)
+	return err == nil && n == 0
+}
+
+func (h *helper) closeMounts() {
+	if h.mounts >= 0 {
+		unix.Close(h.mounts)
+		h.mounts = -1
+	}
+}
+
+// send hands the helper its run: the config, whose Handoff names where
+// the helper puts each descriptor (stdin, when not nil, to 0; files from
+// helperFDs on, in order), then EOF. cfg is the caller's copy.
+func (h *helper) send(cfg linux.Config, stdin *os.File, files []*os.File) error {
+	var fds []int
+	if stdin != nil {
+		cfg.Handoff = append(cfg.Handoff, 0)
+		fds = append(fds, int(stdin.Fd()))
+	}
+	for i, f := range files {
+		cfg.Handoff = append(cfg.Handoff, helperFDs+i)
+		fds = append(fds, int(f.Fd()))
+	}
+	if h.cg != nil && len(h.cg.TaskFiles()) > 0 {
+		cfg.JoinCgroup = h.cg.TaskFiles()
+	}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return &SetupError{Step: "encode config", Err: err}
+	}
+	defer h.conf.Close()
+	sc, err := h.conf.SyscallConn()
+	if err != nil {
+		return &SetupError{Step: "send config", Err: err}
+	}
+	var werr error
+	if cerr := sc.Control(func(fd uintptr) { werr = sendAll(int(fd), data, fds) }); cerr != nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return &SetupError{Step: "send config", Err: werr}
+	}
+	return nil
+}
+
+// sendAll writes data on a stream socket, the descriptors riding on its
+// first byte.
+func sendAll(fd int, data []byte, fds []int) error {
+	rights := unix.UnixRights(fds...)
+	if len(fds) == 0 {
+		rights = nil
+	}
+	for len(data) > 0 {
+		n, err := unix.SendmsgN(fd, data, rights, nil, 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		data, rights = data[n:], nil
+	}
+	return nil
+}
+
+// discard ends a helper that will take no run (or whose run failed before
+// send): kills it by its pid, reaps it and removes its cgroup.
+func (h *helper) discard() {
+	if h.cmd != nil {
+		_ = h.cmd.Process.Signal(syscall.SIGKILL)
+		_ = h.cmd.Wait()
+	}
+	for _, f := range []*os.File{h.conf, h.errR, h.outR[0], h.outR[1]} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	h.closeMounts()
+	if h.cg != nil {
+		_ = h.cg.Destroy()
+	}
+}
+
+// warmSlot is the Executor's one warm helper, or its clone under way.
+type warmSlot struct {
+	done chan struct{} // closed once h or err is set
+	h    *helper
+	err  error
+}
+
+// startWarm clones a helper in the background.
+func startWarm(spec helperSpec) *warmSlot {
+	s := &warmSlot{done: make(chan struct{})}
+	go func() {
+		s.h, s.err = newHelper(spec)
+		close(s.done)
+	}()
+	return s
+}
+
+// discard waits for the clone and ends the helper.
+func (s *warmSlot) discard() {
+	<-s.done
+	if s.h != nil {
+		s.h.discard()
+	}
+}
+
+// warmUp clones the helper for the Executor's next run in the background,
+// unless one is warm already or the Executor is closed.
+func (e *Executor) warmUp() {
+	e.warmMu.Lock()
+	defer e.warmMu.Unlock()
+	if e.closed || e.warm != nil {
+		return
+	}
+	e.warm = startWarm(e.spec)
+}
+
+// takeHelper takes the warm helper, waiting for its clone if that is
+// still under way (waited says how long). It returns nil when there is none or it cannot be
+// used (it died, or the mount table changed since its clone): the caller
+// clones a fresh one.
+func (e *Executor) takeHelper() (h *helper, waited time.Duration) {
+	e.warmMu.Lock()
+	s := e.warm
+	e.warm = nil
+	e.warmMu.Unlock()
+	if s == nil {
+		return nil, 0
+	}
+	begin := time.Now()
+	<-s.done
+	waited = time.Since(begin)
+	if s.err != nil {
+		return nil, waited
+	}
+	if !s.h.usable() {
+		s.h.discard()
+		return nil, waited
+	}
+	return s.h, waited
+}
+
+// Close ends the Executor's warm helper, if any, and its cgroup. Runs
+// still going are not affected; a run prepared after Close clones its
+// own helper. Close is safe to call more than once.
+func (e *Executor) Close() error {
+	e.warmMu.Lock()
+	e.closed = true
+	s := e.warm
+	e.warm = nil
+	e.warmMu.Unlock()
+	if s != nil {
+		s.discard()
+	}
+	return nil
+}
+
+// stdinFile is the descriptor the helper gets as the command's stdin:
+// nil for none (the helper's /dev/null), the file itself, or the read end
+// of a pipe fed from r, which the caller closes once it is sent (own).
+func stdinFile(r io.Reader) (f *os.File, own bool, err error) {
+	switch r := r.(type) {
+	case nil:
+		return nil, false, nil
+	case *os.File:
+		if r == nil {
+			return nil, false, nil
+		}
+		return r, false, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, false, err
+	}
+	// As exec.Cmd's own copier: it ends at r's EOF or once nothing of
+	// the run holds the read end (EPIPE).
+	go func() {
+		_, _ = io.Copy(pw, r)
+		pw.Close()
+	}()
+	return pr, true, nil
+}
