@@ -126,6 +126,9 @@ type Options struct {
 	// an Executor that serves many runs. False warms one helper only, in
 	// New, for the first run; either way Close ends the one not taken.
 	KeepWarm bool
+	// Cold clones no helper before a Start: for an Executor made to check
+	// the host (airlock doctor) rather than to run. KeepWarm wins.
+	Cold bool
 }
 
 // New checks that this host gives every guarantee p requires and returns
@@ -152,7 +155,7 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	// and the checks below; a New that fails ends it.
 	var warm *warmSlot
 	h := probeHost(func(h HostInfo) {
-		if h.UserNamespaces {
+		if h.UserNamespaces && (opts.KeepWarm || !opts.Cold) {
 			warm = startWarm(newHelperSpec(p, h))
 		}
 	})

@@ -147,6 +147,41 @@ func TestWarmHelperNothingLeftBehind(t *testing.T) {
 	}
 }
 
+// TestColdExecutorClonesNothing: an Executor made with Options.Cold
+// (airlock doctor's) has no warm helper, and its first run still works
+// with a helper of its own. The control is the default Executor, whose
+// warm helper the same scan finds.
+func TestColdExecutorClonesNothing(t *testing.T) {
+	for _, cold := range []bool{false, true} {
+		t.Run(fmt.Sprintf("Cold=%v", cold), func(t *testing.T) {
+			had := len(warmHelpers(t))
+			s := profile.Preset("workspace")
+			s.Workspace = t.TempDir()
+			p, err := profile.New(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex, err := sandbox.NewWithOptions(p, sandbox.Options{Cold: cold})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ex.Close()
+			var found []int
+			// The clone runs in the background: give it far longer than
+			// it takes before saying there is none.
+			for start := time.Now(); len(found) <= had && time.Since(start) < 2*time.Second; time.Sleep(5 * time.Millisecond) {
+				found = warmHelpers(t)
+			}
+			if warm := len(found) > had; warm == cold {
+				t.Errorf("warm helpers: had %d, found %v; want one only without Cold", had, found)
+			}
+			if res := run(t, ex, "true"); res.Status != sandbox.StatusSucceeded {
+				t.Errorf("run: %s %q", res.Status, res.Stderr)
+			}
+		})
+	}
+}
+
 // TestAttackWarmHelperStaleMount: a filesystem the host unmounts after
 // the warm helper's clone must not be in the run's view. The helper's
 // mount namespace is a copy made at the clone, and a private mount's

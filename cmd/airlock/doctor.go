@@ -43,7 +43,8 @@ Flags:
 	}
 	p := pol.Profile
 	rep := sandbox.ReportFor(p)
-	ex, runErr := sandbox.New(p)
+	// Cold: doctor runs nothing, so no helper is cloned for it.
+	ex, runErr := sandbox.NewWithOptions(p, sandbox.Options{Cold: true})
 	if runErr == nil {
 		ex.Close()
 	}
