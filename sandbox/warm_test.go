@@ -74,6 +74,24 @@ func helperStartedBefore(t *testing.T, ex *sandbox.Executor, margin time.Duratio
 	return started < time.Duration(ts.Nano())-margin
 }
 
+// workspaceExecutor is an Executor of the workspace preset on a
+// workspace of its own, with opts, closed when t ends.
+func workspaceExecutor(t *testing.T, opts sandbox.Options) *sandbox.Executor {
+	t.Helper()
+	s := profile.Preset("workspace")
+	s.Workspace = t.TempDir()
+	p, err := profile.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := sandbox.NewWithOptions(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ex.Close() })
+	return ex
+}
+
 // TestWarmHelperReused: an Executor with KeepWarm runs each command in a
 // helper cloned before the run's Start (after the run before it), and
 // one without it clones the second run's own. The helper's start time is
@@ -81,17 +99,7 @@ func helperStartedBefore(t *testing.T, ex *sandbox.Executor, margin time.Duratio
 func TestWarmHelperReused(t *testing.T) {
 	for _, keepWarm := range []bool{true, false} {
 		t.Run(fmt.Sprintf("KeepWarm=%v", keepWarm), func(t *testing.T) {
-			s := profile.Preset("workspace")
-			s.Workspace = t.TempDir()
-			p, err := profile.New(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ex, err := sandbox.NewWithOptions(p, sandbox.Options{KeepWarm: keepWarm})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ex.Close()
+			ex := workspaceExecutor(t, sandbox.Options{KeepWarm: keepWarm})
 			for i := range 3 {
 				// Far more than the clock's tick between the clone and Start.
 				time.Sleep(300 * time.Millisecond)
@@ -155,17 +163,7 @@ func TestColdExecutorClonesNothing(t *testing.T) {
 	for _, cold := range []bool{false, true} {
 		t.Run(fmt.Sprintf("Cold=%v", cold), func(t *testing.T) {
 			had := len(warmHelpers(t))
-			s := profile.Preset("workspace")
-			s.Workspace = t.TempDir()
-			p, err := profile.New(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ex, err := sandbox.NewWithOptions(p, sandbox.Options{Cold: cold})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ex.Close()
+			ex := workspaceExecutor(t, sandbox.Options{Cold: cold})
 			var found []int
 			// The clone runs in the background: give it far longer than
 			// it takes before saying there is none.

@@ -96,17 +96,8 @@ func (w *inputWalker) value(depth int) error {
 				return err
 			}
 			w.path = w.path[:len(w.path)-1]
-			w.space()
-			if w.i >= len(w.data) {
-				return errWalk
-			}
-			w.i++
-			switch w.data[w.i-1] {
-			case ',':
-			case ']':
-				return nil
-			default:
-				return errWalk
+			if end, err := w.after(']'); end || err != nil {
+				return err
 			}
 		}
 	case '"':
@@ -180,19 +171,28 @@ func (w *inputWalker) object(depth int) error {
 		if depth == 0 {
 			w.top = append(w.top, topField{key: key, raw: w.data[start:w.i]})
 		}
-		w.space()
-		if w.i >= len(w.data) {
-			return errWalk
-		}
-		w.i++
-		switch w.data[w.i-1] {
-		case ',':
-		case '}':
-			return nil
-		default:
-			return errWalk
+		if end, err := w.after('}'); end || err != nil {
+			return err
 		}
 	}
+}
+
+// after reads what follows an array's element or an object's member: a
+// comma (more follow, end false) or close (end true); anything else is
+// invalid.
+func (w *inputWalker) after(close byte) (end bool, err error) {
+	w.space()
+	if w.i >= len(w.data) {
+		return false, errWalk
+	}
+	w.i++
+	switch w.data[w.i-1] {
+	case ',':
+		return false, nil
+	case close:
+		return true, nil
+	}
+	return false, errWalk
 }
 
 // str reads the string at '"' and returns its value; only a string with
