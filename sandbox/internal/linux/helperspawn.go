@@ -27,6 +27,11 @@ import (
 // exec.Cmd (Setsid, Pdeathsig, AmbientCaps) and execs the airlock binary
 // as Stage2Arg0.
 //
+// A helper whose supervisor died before its PR_SET_PDEATHSIG was set is
+// not signalled; it finds out from the go pipe, whose only write end was
+// the supervisor's: end of file, and it exits. (getppid cannot tell: the
+// helper is pid 1 of its own pid namespace, its parent outside it is 0.)
+//
 // CLONE_PARENT with CLONE_NEWUSER and CLONE_NEWPID: copy_process refuses
 // CLONE_PARENT only from an init (SIGNAL_UNKILLABLE) and clone3 only
 // with a nonzero exit_signal (the child takes the spawner's, SIGCHLD).

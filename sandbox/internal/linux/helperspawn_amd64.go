@@ -23,19 +23,19 @@ const spawnMachine = 62
 //	                  AT_EMPTY_PATH)                        exit 17
 const spawnSource = `	.intel_syntax noprefix
 	.globl _start
-_start: sub rsp, 256
+_start: sub rsp, 256		# [rsp] clone_args, [rsp+128] scratch
 	xor eax, eax
 	mov edi, 7
 	mov rsi, rsp
 	mov edx, 88
-	syscall
+	syscall			# read(7, rsp, 88): the clone_args
 	mov edi, 2
 	cmp rax, 88
 	jne exit
 	mov eax, 435
 	mov rdi, rsp
 	mov esi, 88
-	syscall
+	syscall			# clone3(rsp, 88)
 	test rax, rax
 	jz child
 	mov r12, rax
@@ -44,13 +44,13 @@ _start: sub rsp, 256
 	mov edi, 6
 	lea rsi, [rsp+128]
 	mov edx, 4
-	syscall
+	syscall			# write(6, &pid, 4): the pid or -errno
 	xor edi, edi
 	test r12, r12
 	jg exit
 	mov edi, 3
 	jmp exit
-child:	mov eax, 157
+child:	mov eax, 157		# prctl(PR_SET_PDEATHSIG, SIGKILL)
 	mov edi, 1
 	mov esi, 9
 	syscall
@@ -61,27 +61,27 @@ child:	mov eax, 157
 	mov edi, 7
 	lea rsi, [rsp+128]
 	mov edx, 1
-	syscall
+	syscall			# read(7, b, 1): the maps are written; EOF: the supervisor is gone
 	mov edi, 11
 	cmp rax, 1
 	jne exit
-	mov eax, 112
+	mov eax, 112		# setsid()
 	syscall
 	mov edi, 12
 	test rax, rax
 	js exit
 	mov dword ptr [rsp+128], 0x20080522
 	mov dword ptr [rsp+132], 0
-	mov eax, 125
+	mov eax, 125		# capget(&{v3, 0}, data)
 	lea rdi, [rsp+128]
 	lea rsi, [rsp+136]
 	syscall
 	mov edi, 13
 	test rax, rax
 	jnz exit
-	or dword ptr [rsp+140], 0x241100
-	or dword ptr [rsp+144], 0x241100
-	mov eax, 126
+	or dword ptr [rsp+140], 0x241100	# the four caps permitted,
+	or dword ptr [rsp+144], 0x241100	# and inheritable, as Go's AmbientCaps
+	mov eax, 126		# capset
 	lea rdi, [rsp+128]
 	lea rsi, [rsp+136]
 	syscall
@@ -92,7 +92,7 @@ child:	mov eax, 157
 1:	movzx esi, byte ptr [rbx]
 	test esi, esi
 	jz 2f
-	mov eax, 157
+	mov eax, 157		# prctl(PR_CAP_AMBIENT, RAISE, cap, 0, 0)
 	mov edi, 47
 	mov edx, esi
 	mov esi, 2
@@ -104,7 +104,7 @@ child:	mov eax, 157
 	jnz exit
 	inc rbx
 	jmp 1b
-2:	mov eax, 436
+2:	mov eax, 436		# close_range(5, ~0, CLOSE_RANGE_CLOEXEC): stage 2 gets 0-4
 	mov edi, 5
 	mov esi, -1
 	mov edx, 4
@@ -120,7 +120,7 @@ child:	mov eax, 157
 	lea rax, [rip+arg0]
 	push rax
 	mov rdx, rsp
-	mov eax, 322
+	mov eax, 322		# execveat(5, "", argv, envp, AT_EMPTY_PATH)
 	mov edi, 5
 	lea rsi, [rip+caps+4]
 	mov r8d, 0x1000
@@ -128,7 +128,7 @@ child:	mov eax, 157
 	mov edi, 17
 exit:	mov eax, 231
 	syscall
-caps:	.byte 21, 12, 8, 18, 0
+caps:	.byte 21, 12, 8, 18, 0	# SYS_ADMIN, NET_ADMIN, SETPCAP, SYS_CHROOT; the 0 is also ""
 arg0:	.asciz "airlock-stage2"
 env0:	.asciz "GOMAXPROCS=2"
 `
