@@ -55,7 +55,7 @@ var endSteps = []endStep{
 // runEnd is what the steps of the end of a run find and pass on.
 type runEnd struct {
 	p   *Process
-	c   *exec.Cmd
+	c   *helperProc
 	res *Result
 
 	waitErr      error     // the helper's wait, if it failed other than by its exit
@@ -70,7 +70,7 @@ type runEnd struct {
 }
 
 // finish runs the end of a run and returns Wait's result.
-func (p *Process) finish(c *exec.Cmd) (*Result, error) {
+func (p *Process) finish(c *helperProc) (*Result, error) {
 	e := &runEnd{p: p, c: c, res: &Result{ExitCode: -1, Fingerprint: p.e.profile.Fingerprint(), Budgets: p.e.report.Budgets, Silent: p.e.report.Silent}}
 	steps := make([]EndStep, 0, len(endSteps))
 	last := time.Now()

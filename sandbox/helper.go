@@ -22,7 +22,7 @@ import (
 // depends on a run, so it is cloned before there is one (Executor.warmUp)
 // and takes the run's config and descriptors at Start (send).
 type helper struct {
-	cmd *exec.Cmd
+	cmd *helperProc
 	// conf is the supervisor's end of the config socket (the helper's
 	// descriptor 3): the Config and the run's descriptors, then EOF.
 	conf *os.File
@@ -152,11 +152,80 @@ func newHelper(spec helperSpec) (h *helper, err error) {
 		c.SysProcAttr.UseCgroupFD = true
 		c.SysProcAttr.CgroupFD = fd
 	}
-	if err := c.Start(); err != nil {
-		return h, &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
+	if h.cmd, err = spawnHelper(c, flags, uid, gid); err != nil {
+		return h, err
 	}
-	h.cmd = c
 	return h, nil
+}
+
+// spawnHelper starts the helper c describes by the spawner
+// (linux.SpawnHelper), where there is one, else by c.Start.
+func spawnHelper(c *exec.Cmd, flags uintptr, uid, gid int) (*helperProc, error) {
+	spec := linux.HelperSpawn{Flags: uint64(flags), CgroupFD: -1, UID: uid, GID: gid}
+	if c.SysProcAttr.UseCgroupFD {
+		spec.CgroupFD = c.SysProcAttr.CgroupFD
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, &SetupError{Step: "namespaces", Err: err}
+	}
+	defer null.Close()
+	for i, f := range []*os.File{null, c.Stdout.(*os.File), c.Stderr.(*os.File), c.ExtraFiles[0], c.ExtraFiles[1]} {
+		spec.Files[i] = int(f.Fd())
+	}
+	s, err := linux.SpawnHelper(spec)
+	if errors.Is(err, linux.ErrNoSpawner) {
+		if err := c.Start(); err != nil {
+			return nil, &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
+		}
+		return &helperProc{Process: c.Process}, nil
+	}
+	if err != nil {
+		return nil, &SetupError{Step: "namespaces", Err: err}
+	}
+	// A pidfd (os.FindProcess opens one): Signal and Wait cannot reach
+	// another process that took the pid.
+	proc, ferr := os.FindProcess(s.Pid)
+	if ferr == nil {
+		err = s.Release(uid, gid)
+	} else {
+		s.Abandon()
+	}
+	hp := &helperProc{Process: proc, spawned: true}
+	if ferr != nil || err != nil {
+		if proc != nil {
+			_ = proc.Signal(syscall.SIGKILL)
+			_, _ = proc.Wait()
+		} else {
+			linux.Reap(s.Pid)
+		}
+		return nil, &SetupError{Step: "namespaces", Err: errors.Join(ferr, err)}
+	}
+	return hp, nil
+}
+
+// helperProc is the helper's process, started by the spawner or by
+// exec.Cmd: Wait as exec.Cmd's (its descriptors are the caller's).
+type helperProc struct {
+	Process      *os.Process
+	ProcessState *os.ProcessState
+	spawned      bool // by the spawner, not exec.Cmd
+}
+
+// Wait waits for the helper; an exit other than 0 is an *exec.ExitError.
+func (c *helperProc) Wait() error {
+	if c.ProcessState != nil {
+		return errors.New("sandbox: helper waited for twice")
+	}
+	state, err := c.Process.Wait()
+	if err != nil {
+		return err
+	}
+	c.ProcessState = state
+	if !state.Success() {
+		return &exec.ExitError{ProcessState: state}
+	}
+	return nil
 }
 
 // usable reports whether a warm helper can still take a run: it is alive,

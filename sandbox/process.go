@@ -49,7 +49,7 @@ type Process struct {
 	start      time.Time
 	execd      time.Time
 	live       sync.Mutex
-	child      *exec.Cmd
+	child      *helperProc
 	killedBy   Status // why the supervisor killed the run, if it did
 	// signaledAs is the signal Signal ended the command for, by SIGKILL.
 	signaledAs syscall.Signal
@@ -301,6 +301,12 @@ func (p *Process) spawn() error {
 	case len(msg) == 0:
 		// Neither a message nor the exec marker: the helper died.
 		p.reapLocked()
+		if st := p.child.ProcessState; st != nil && st.Exited() {
+			if step := linux.SpawnStep(st.ExitCode()); step != "" {
+				// Before its exec of stage 2 (the spawner, linux.SpawnHelper).
+				return &SetupError{Step: "helper", Err: fmt.Errorf("exited at %s, before stage 2 (%v)", step, st)}
+			}
+		}
 		return &SetupError{Step: "helper", Err: fmt.Errorf("exited before running the command (%v)", p.child.ProcessState)}
 	case msg[0] != linux.ExecMarker || len(msg) > 1:
 		p.reapLocked()

@@ -69,15 +69,24 @@ func holderFile() (int, error) {
 	if holderCode == nil {
 		return -1, errNoSmallHolder
 	}
-	const name = "airlock-idmap-holder"
+	fd, err := sealedProgram("airlock-idmap-holder", holderMachine, holderCode)
+	if err != nil {
+		return -1, fmt.Errorf("%w: %w", errNoSmallHolder, err)
+	}
+	return fd, nil
+}
+
+// sealedProgram returns a sealed, executable memfd holding code as a
+// static executable (holderELF).
+func sealedProgram(name string, machine uint16, code []byte) (int, error) {
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
 	if errors.Is(err, unix.EINVAL) { // before Linux 6.3, every memfd may be executed
 		fd, err = unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	}
 	if err != nil {
-		return -1, fmt.Errorf("%w: memfd: %w", errNoSmallHolder, err)
+		return -1, fmt.Errorf("memfd: %w", err)
 	}
-	elf := holderELF(holderMachine, holderCode)
+	elf := holderELF(machine, code)
 	n, err := unix.Write(fd, elf)
 	if err == nil && n != len(elf) {
 		err = fmt.Errorf("short write (%d of %d bytes)", n, len(elf))
@@ -87,7 +96,7 @@ func holderFile() (int, error) {
 	}
 	if err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("%w: write the holder: %w", errNoSmallHolder, err)
+		return -1, fmt.Errorf("write %s: %w", name, err)
 	}
 	return fd, nil
 }
