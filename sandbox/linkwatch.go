@@ -130,18 +130,39 @@ var openCalls = map[string]openCall{
 	"arm64": {56: 2, 221: -1, 281: -1},               // openat, execve, execveat
 }[runtime.GOARCH]
 
+// How long openWrites waits for an opening thread to be seen asleep in
+// its call: at most openWritesTries pauses (about 20 ms).
+const (
+	openWritesTries = 400
+	openWritesPause = 50 * time.Microsecond
+)
+
 // openWrites reads the opening call of thread tid from /proc/TID/syscall
 // (its number and arguments as it entered the kernel) and reports
 // whether it opens for writing or truncates; known is false when the
 // call could not be read or is not one of openCalls.
 func openWrites(tid int) (write, known bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/syscall")
-	if err != nil {
-		return false, false
+	var f [][]byte
+	for try := 0; ; try++ {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/syscall")
+		if err != nil {
+			return false, false
+		}
+		f = bytes.Fields(data)
+		// "running": the kernel queues the permission event before the
+		// opening thread goes to sleep waiting for the answer, so the
+		// supervisor can read its registers before they are there to
+		// read. The thread cannot get past the open without the answer,
+		// so it soon shows the call; a thread that never does counts as
+		// a write (refused).
+		if len(f) == 1 && string(f[0]) == "running" && try < openWritesTries {
+			time.Sleep(openWritesPause)
+			continue
+		}
+		break
 	}
-	f := bytes.Fields(data)
 	if len(f) < 7 {
-		return false, false // "running", or no syscall
+		return false, false // still "running", or no syscall
 	}
 	nr, err := strconv.ParseInt(string(f[0]), 0, 64)
 	if err != nil {
