@@ -3,7 +3,7 @@
 (bench/runphases.sh records it). Each phase ends at a syscall or exit the
 kernel sees: a phase's time is from the previous phase's event to its own.
 The events are what the code does today (stage2.go, idmap.go,
-placeholders.go, guardproxy.go, helper.go); a phase whose event is
+idmapholder.go, helperspawn.go, placeholders.go, guardproxy.go, helper.go); a phase whose event is
 missing in a run is left out of that run. The warm helper starts beside
 the supervisor's probe and plan: each phase ends at its event and starts
 at the event before it in time, whichever process made it."""
@@ -44,17 +44,21 @@ def runs(path):
         if comm == "sh" and name == "sys_enter_execve":
             if cur:
                 yield helper(cur)
-            cur = {"t0": t, "sup": pid, "ph": [], "un": [], "procs": {}}
+            cur = {"t0": t, "sup": pid, "ph": [], "un": [], "procs": {}, "vforks": []}
             continue
         if cur is None:
             continue
         if pid == cur["sup"]:
             if name == "sys_enter_close_range":
                 cur.setdefault("main", t)
-            elif name == "sys_enter_clone" and ("0x10000011" in rest or "0x00004111" in rest):
-                # The id-map holder: a fork into a new user namespace, or
-                # the small holder's vfork (idmapholder.go).
+            elif name == "sys_enter_clone" and "0x10000011" in rest:
+                # The id-map holder: a fork into a new user namespace.
                 cur.setdefault("holder", t)
+            elif name == "sys_enter_clone" and "0x00004111" in rest:
+                # A vfork: the small id-map holder's (idmapholder.go) or
+                # the helper's spawner's (helperspawn.go); told apart
+                # below, by the spawner's clone3.
+                cur["vforks"].append(t)
             elif name == "sys_enter_clone" and "0x7c021011" in rest:
                 cur["nsclone"] = t
             elif name == "sys_enter_mkdirat" and AT_FDCWD not in rest and "cmdexit" not in cur:
@@ -70,8 +74,11 @@ def runs(path):
             # one of them pivots (helper below): the id-map holder execs
             # beside it.
             p = cur["procs"].setdefault(pid, {"hclones": []})
-            if name == "sys_enter_execve":
+            if name in ("sys_enter_execve", "sys_enter_execveat"):
                 p.setdefault("hexec", t)
+            elif name == "sys_enter_clone3":
+                # The spawner clones the helper into its namespaces.
+                cur.setdefault("nsclone", t)
             elif name == "sys_enter_close_range":
                 p.setdefault("hmain", t)
             elif name == "sys_enter_pivot_root":
@@ -106,6 +113,14 @@ def main():
             continue
         if r["ph"]:
             r["ph0"], r["ph1"] = r["ph"][0], r["ph"][-1]
+        vf = r["vforks"]
+        if "nsclone" in r:
+            # The spawner's vfork is the last before its clone3; the
+            # holder's is the first of the others.
+            spawner = max((t for t in vf if t < r["nsclone"]), default=None)
+            vf = [t for t in vf if t != spawner]
+        if vf and "holder" not in r:
+            r["holder"] = vf[0]
         if len(r["hclones"]) > 1:
             r["proxyfork"] = r["hclones"][0]
         if r["hclones"]:

@@ -27,7 +27,7 @@ mkdir "$tmp/ws"
 "$bin" run --workspace "$tmp/ws" -- /bin/true
 events=syscalls:sys_enter_execve,syscalls:sys_enter_mkdirat,syscalls:sys_enter_unlinkat
 events=$events,syscalls:sys_enter_pivot_root,syscalls:sys_enter_landlock_restrict_self
-events=$events,syscalls:sys_enter_seccomp,syscalls:sys_enter_clone,syscalls:sys_enter_fanotify_init
+events=$events,syscalls:sys_enter_seccomp,syscalls:sys_enter_clone,syscalls:sys_enter_clone3,syscalls:sys_enter_execveat,syscalls:sys_enter_fanotify_init
 events=$events,syscalls:sys_enter_exit_group,syscalls:sys_enter_close_range,sched:sched_process_exit
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 perf record -q -o "$tmp/perf.data" -e "$events" -- \
