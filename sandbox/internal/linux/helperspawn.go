@@ -166,7 +166,7 @@ func SpawnHelper(s HelperSpawn) (*Spawned, error) {
 	for err == unix.EINTR {
 		n, err = unix.Read(pidP[0], b[:])
 	}
-	status := reapStatus(tpid)
+	status := reap(tpid)
 	if n != 4 {
 		if status.Signaled() {
 			return nil, fmt.Errorf("the helper spawner was killed by %v", status.Signal())
@@ -204,37 +204,10 @@ func (s *Spawned) Release(uid, gid int) error {
 // Abandon closes the go pipe without the maps: the helper exits (11).
 func (s *Spawned) Abandon() { unix.Close(s.goW) }
 
+// writeOwnIDMaps maps uid and gid in pid's user namespace to
+// themselves, as UidMappings and GidMappings of one entry did.
 func writeOwnIDMaps(pid, uid, gid int) error {
-	dir := "/proc/" + strconv.Itoa(pid) + "/"
-	for _, f := range []struct {
-		name string
-		data string
-	}{{"uid_map", strconv.Itoa(uid) + " " + strconv.Itoa(uid) + " 1\n"}, {"setgroups", "deny"}, {"gid_map", strconv.Itoa(gid) + " " + strconv.Itoa(gid) + " 1\n"}} {
-		fd, err := unix.Open(dir+f.name, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		n, err := unix.Write(fd, []byte(f.data))
-		unix.Close(fd)
-		if err == nil && n != len(f.data) {
-			err = fmt.Errorf("short write to %s", f.name)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-	}
-	return nil
-}
-
-// reapStatus waits for the child pid to end and returns its status.
-func reapStatus(pid int) syscall.WaitStatus {
-	var ws syscall.WaitStatus
-	for {
-		_, err := syscall.Wait4(pid, &ws, unix.WALL, nil)
-		if err != syscall.EINTR && (err != nil || ws.Exited() || ws.Signaled()) {
-			return ws
-		}
-	}
+	return writeMaps(pid, []byte(strconv.Itoa(uid)+" "+strconv.Itoa(uid)+" 1\n"), []byte(strconv.Itoa(gid)+" "+strconv.Itoa(gid)+" 1\n"))
 }
 
 // Reap waits for the child pid to end.

@@ -168,11 +168,18 @@ func writeIDMaps(pid int, m []syscall.SysProcIDMap) error {
 	for _, e := range m {
 		lines = fmt.Appendf(lines, "%d %d %d\n", e.ContainerID, e.HostID, e.Size)
 	}
+	return writeMaps(pid, lines, lines)
+}
+
+// writeMaps writes pid's uid_map, then "deny" to its setgroups, then its
+// gid_map: the order the kernel needs (an unprivileged gid_map only
+// after setgroups is denied).
+func writeMaps(pid int, uidMap, gidMap []byte) error {
 	dir := "/proc/" + strconv.Itoa(pid) + "/"
 	for _, f := range []struct {
 		name string
 		data []byte
-	}{{"uid_map", lines}, {"setgroups", []byte("deny")}, {"gid_map", lines}} {
+	}{{"uid_map", uidMap}, {"setgroups", []byte("deny")}, {"gid_map", gidMap}} {
 		fd, err := unix.Open(dir+f.name, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return err
@@ -189,13 +196,13 @@ func writeIDMaps(pid int, m []syscall.SysProcIDMap) error {
 	return nil
 }
 
-// reap waits for the child pid to end.
-func reap(pid int) {
+// reap waits for the child pid to end and returns its status.
+func reap(pid int) syscall.WaitStatus {
 	var ws syscall.WaitStatus
 	for {
 		_, err := syscall.Wait4(pid, &ws, unix.WALL, nil)
 		if err != syscall.EINTR && (err != nil || ws.Exited() || ws.Signaled()) {
-			return
+			return ws
 		}
 	}
 }
