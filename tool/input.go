@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/airlockhq/airlock/internal/jsonscan"
 )
 
 // Tool input is decoded strictly. The gate decides on the value it reads,
@@ -87,9 +89,9 @@ func checkInput(toolName string, data []byte) error {
 	if !utf8.Valid(data) {
 		return errors.New("not valid UTF-8")
 	}
-	sc := inputScanner{data: data}
-	sc.space()
-	if sc.i >= len(data) || data[sc.i] != '{' {
+	sc := inputScanner{Scanner: jsonscan.Scanner{Data: data}}
+	sc.Space()
+	if sc.I >= len(data) || data[sc.I] != '{' {
 		return errors.New("not a JSON object")
 	}
 	var keys [16]string
@@ -98,7 +100,7 @@ func checkInput(toolName string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if sc.space(); sc.i != len(data) {
+	if sc.Space(); sc.I != len(data) {
 		return errors.New("text after the JSON object")
 	}
 	known, ok := inputFields[toolName]
@@ -146,8 +148,7 @@ func caseVariant(key string, known []string) error {
 // inputScanner walks the structure of a JSON text: objects, arrays and
 // strings exactly, other values only as far as where they end.
 type inputScanner struct {
-	data []byte
-	i    int
+	jsonscan.Scanner
 	// kinds are the type letters of the top-level values, in key order.
 	kinds   []byte
 	kindBuf [16]byte
@@ -155,31 +156,20 @@ type inputScanner struct {
 
 var errInputSyntax = errors.New("not valid JSON")
 
-func (sc *inputScanner) space() {
-	for sc.i < len(sc.data) {
-		switch sc.data[sc.i] {
-		case ' ', '\t', '\n', '\r':
-			sc.i++
-		default:
-			return
-		}
-	}
-}
-
 // object reads an object at "{" and returns its keys, appended to keys.
 func (sc *inputScanner) object(keys []string, depth int) ([]string, error) {
 	if depth > maxInputDepth {
 		return nil, errors.New("nested too deeply")
 	}
-	sc.i++ // "{"
+	sc.I++ // "{"
 	first := len(keys)
 	for {
-		sc.space()
-		if sc.i >= len(sc.data) {
+		sc.Space()
+		if sc.I >= len(sc.Data) {
 			return nil, errInputSyntax
 		}
-		if sc.data[sc.i] == '}' && len(keys) == first {
-			sc.i++
+		if sc.Data[sc.I] == '}' && len(keys) == first {
+			sc.I++
 			return keys, nil
 		}
 		key, err := sc.str()
@@ -195,39 +185,33 @@ func (sc *inputScanner) object(keys []string, depth int) ([]string, error) {
 			}
 		}
 		keys = append(keys, key)
-		if sc.space(); sc.i >= len(sc.data) || sc.data[sc.i] != ':' {
+		if sc.Space(); sc.I >= len(sc.Data) || sc.Data[sc.I] != ':' {
 			return nil, errInputSyntax
 		}
-		sc.i++
+		sc.I++
 		if depth == 1 {
-			sc.space()
-			sc.kinds = append(sc.kinds, valueKind(sc.data, sc.i))
+			sc.Space()
+			sc.kinds = append(sc.kinds, valueKind(sc.Data, sc.I))
 		}
 		if err := sc.value(depth); err != nil {
 			return nil, err
 		}
-		sc.space()
-		if sc.i >= len(sc.data) {
+		end, ok := sc.After('}')
+		if !ok {
 			return nil, errInputSyntax
 		}
-		switch sc.data[sc.i] {
-		case ',':
-			sc.i++
-		case '}':
-			sc.i++
+		if end {
 			return keys, nil
-		default:
-			return nil, errInputSyntax
 		}
 	}
 }
 
 func (sc *inputScanner) value(depth int) error {
-	sc.space()
-	if sc.i >= len(sc.data) {
+	sc.Space()
+	if sc.I >= len(sc.Data) {
 		return errInputSyntax
 	}
-	switch sc.data[sc.i] {
+	switch sc.Data[sc.I] {
 	case '{':
 		var keys [8]string
 		_, err := sc.object(keys[:0], depth+1)
@@ -236,27 +220,22 @@ func (sc *inputScanner) value(depth int) error {
 		if depth+1 > maxInputDepth {
 			return errors.New("nested too deeply")
 		}
-		sc.i++
-		sc.space()
-		if sc.i < len(sc.data) && sc.data[sc.i] == ']' {
-			sc.i++
+		sc.I++
+		sc.Space()
+		if sc.I < len(sc.Data) && sc.Data[sc.I] == ']' {
+			sc.I++
 			return nil
 		}
 		for {
 			if err := sc.value(depth + 1); err != nil {
 				return err
 			}
-			sc.space()
-			if sc.i >= len(sc.data) {
+			end, ok := sc.After(']')
+			if !ok {
 				return errInputSyntax
 			}
-			sc.i++
-			switch sc.data[sc.i-1] {
-			case ',':
-			case ']':
+			if end {
 				return nil
-			default:
-				return errInputSyntax
 			}
 		}
 	case '"':
@@ -264,43 +243,19 @@ func (sc *inputScanner) value(depth int) error {
 		return err
 	}
 	// A number, true, false or null: up to the next delimiter.
-	start := sc.i
-	for sc.i < len(sc.data) && !strings.ContainsRune(",}] \t\n\r", rune(sc.data[sc.i])) {
-		sc.i++
-	}
-	if sc.i == start {
+	if _, ok := sc.Scalar(); !ok {
 		return errInputSyntax
 	}
 	return nil
 }
 
-// str reads a string at '"' and returns its value; only a string with an
-// escape is decoded (and allocated).
+// str reads a string at '"' and returns its value.
 func (sc *inputScanner) str() (string, error) {
-	if sc.i >= len(sc.data) || sc.data[sc.i] != '"' {
+	v, ok := sc.Str()
+	if !ok {
 		return "", errInputSyntax
 	}
-	start := sc.i
-	escaped := false
-	for sc.i++; sc.i < len(sc.data); sc.i++ {
-		switch sc.data[sc.i] {
-		case '\\':
-			escaped = true
-			sc.i++
-		case '"':
-			sc.i++
-			raw := sc.data[start:sc.i]
-			if !escaped {
-				return string(raw[1 : len(raw)-1]), nil
-			}
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return "", errInputSyntax
-			}
-			return s, nil
-		}
-	}
-	return "", errInputSyntax
+	return v, nil
 }
 
 // valueKind is the type letter of the JSON value starting at data[i].

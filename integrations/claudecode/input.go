@@ -8,6 +8,8 @@ import (
 	"io"
 	"path/filepath"
 	"unicode/utf8"
+
+	"github.com/airlockhq/airlock/internal/jsonscan"
 )
 
 // Input is what Claude Code writes on a PreToolUse hook's stdin. The
@@ -88,7 +90,7 @@ func ParseInput(data []byte) (Input, error) {
 	// values. The checks answer in the order they always did: encoding/json's
 	// refusal (of the syntax, or of a number float64 cannot hold), the
 	// kind, the surrogates, the duplicates.
-	w := inputWalker{data: data}
+	w := inputWalker{Scanner: jsonscan.Scanner{Data: data}}
 	if !json.Valid(data) || w.walk() != nil || w.badNumber {
 		err := json.Unmarshal(data, new(any))
 		if err == nil {

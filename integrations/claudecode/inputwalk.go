@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/airlockhq/airlock/internal/jsonscan"
 )
 
 // inputWalker makes the one pass over the hook's input that ParseInput
@@ -14,8 +16,7 @@ import (
 // being valid JSON; where it is not (never, after json.Valid) it fails
 // rather than guess.
 type inputWalker struct {
-	data []byte
-	i    int
+	jsonscan.Scanner
 	// path is where the walk is, for the message: keys and indexes
 	// below "$", made into text only when a duplicate is found.
 	path []pathStep
@@ -64,30 +65,19 @@ func (w *inputWalker) field(key string) (json.RawMessage, bool) {
 // errWalk is a literal, not an inputErr call: nothing of fmt at init.
 var errWalk = &InputError{Problem: "is not valid JSON"}
 
-func (w *inputWalker) space() {
-	for w.i < len(w.data) {
-		switch w.data[w.i] {
-		case ' ', '\t', '\n', '\r':
-			w.i++
-		default:
-			return
-		}
-	}
-}
-
 func (w *inputWalker) value(depth int) error {
-	w.space()
-	if w.i >= len(w.data) {
+	w.Space()
+	if w.I >= len(w.Data) {
 		return errWalk
 	}
-	switch w.data[w.i] {
+	switch w.Data[w.I] {
 	case '{':
 		return w.object(depth)
 	case '[':
-		w.i++
-		w.space()
-		if w.i < len(w.data) && w.data[w.i] == ']' {
-			w.i++
+		w.I++
+		w.Space()
+		if w.I < len(w.Data) && w.Data[w.I] == ']' {
+			w.I++
 			return nil
 		}
 		for n := 0; ; n++ {
@@ -105,15 +95,12 @@ func (w *inputWalker) value(depth int) error {
 		return err
 	}
 	// A number, true, false or null: up to the next delimiter.
-	start := w.i
-	for w.i < len(w.data) && !strings.ContainsRune(",}] \t\n\r", rune(w.data[w.i])) {
-		w.i++
-	}
-	if w.i == start {
+	start, ok := w.Scalar()
+	if !ok {
 		return errWalk
 	}
-	if c := w.data[start]; c == '-' || '0' <= c && c <= '9' {
-		if _, err := strconv.ParseFloat(string(w.data[start:w.i]), 64); err != nil {
+	if c := w.Data[start]; c == '-' || '0' <= c && c <= '9' {
+		if _, err := strconv.ParseFloat(string(w.Data[start:w.I]), 64); err != nil {
 			w.badNumber = true
 		}
 	}
@@ -122,17 +109,17 @@ func (w *inputWalker) value(depth int) error {
 
 // object walks the object at "{", checking its keys.
 func (w *inputWalker) object(depth int) error {
-	w.i++ // "{"
+	w.I++ // "{"
 	var few [manyKeys]string
 	keys := few[:0]
 	var seen map[string]bool
 	for {
-		w.space()
-		if w.i >= len(w.data) {
+		w.Space()
+		if w.I >= len(w.Data) {
 			return errWalk
 		}
-		if w.data[w.i] == '}' {
-			w.i++
+		if w.Data[w.I] == '}' {
+			w.I++
 			return nil
 		}
 		key, err := w.str()
@@ -157,19 +144,19 @@ func (w *inputWalker) object(depth int) error {
 		if dup && w.dup == nil {
 			w.dup = inputErr("has the key %q twice in %s", key, w.pathText())
 		}
-		if w.space(); w.i >= len(w.data) || w.data[w.i] != ':' {
+		if w.Space(); w.I >= len(w.Data) || w.Data[w.I] != ':' {
 			return errWalk
 		}
-		w.i++
-		w.space()
-		start := w.i
+		w.I++
+		w.Space()
+		start := w.I
 		w.path = append(w.path, pathStep{key: key})
 		if err := w.value(depth + 1); err != nil {
 			return err
 		}
 		w.path = w.path[:len(w.path)-1]
 		if depth == 0 {
-			w.top = append(w.top, topField{key: key, raw: w.data[start:w.i]})
+			w.top = append(w.top, topField{key: key, raw: w.Data[start:w.I]})
 		}
 		if end, err := w.after('}'); end || err != nil {
 			return err
@@ -177,51 +164,24 @@ func (w *inputWalker) object(depth int) error {
 	}
 }
 
-// after reads what follows an array's element or an object's member: a
-// comma (more follow, end false) or close (end true); anything else is
-// invalid.
+// after reads what follows an array's element or an object's member:
+// end when it is close.
 func (w *inputWalker) after(close byte) (end bool, err error) {
-	w.space()
-	if w.i >= len(w.data) {
+	end, ok := w.After(close)
+	if !ok {
 		return false, errWalk
 	}
-	w.i++
-	switch w.data[w.i-1] {
-	case ',':
-		return false, nil
-	case close:
-		return true, nil
-	}
-	return false, errWalk
+	return end, nil
 }
 
 // str reads the string at '"' and returns its value; only a string with
 // an escape is decoded by encoding/json (as json.Decoder's tokens were).
 func (w *inputWalker) str() (string, error) {
-	if w.i >= len(w.data) || w.data[w.i] != '"' {
+	v, ok := w.Str()
+	if !ok {
 		return "", errWalk
 	}
-	start := w.i
-	escaped := false
-	for w.i++; w.i < len(w.data); w.i++ {
-		switch w.data[w.i] {
-		case '\\':
-			escaped = true
-			w.i++
-		case '"':
-			w.i++
-			raw := w.data[start:w.i]
-			if !escaped {
-				return string(raw[1 : len(raw)-1]), nil
-			}
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return "", errWalk
-			}
-			return s, nil
-		}
-	}
-	return "", errWalk
+	return v, nil
 }
 
 // pathText is the walk's place as the message names it: "$", "$.a.b",
