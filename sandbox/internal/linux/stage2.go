@@ -227,7 +227,7 @@ func readConfig() (*Config, error) {
 	}
 	var cfg Config
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		closeAll(fds)
+		closeFDs(fds)
 		return nil, err
 	}
 	if err := placeDescriptors(fds, cfg.Handoff); err != nil {
@@ -250,26 +250,26 @@ func receiveConfig(fd int) (data []byte, fds []int, err error) {
 			continue
 		}
 		if err != nil {
-			closeAll(fds)
+			closeFDs(fds)
 			return nil, nil, err
 		}
 		if oobn > 0 {
 			msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 			if err != nil {
-				closeAll(fds)
+				closeFDs(fds)
 				return nil, nil, err
 			}
 			for i := range msgs {
 				got, err := unix.ParseUnixRights(&msgs[i])
 				if err != nil {
-					closeAll(fds)
+					closeFDs(fds)
 					return nil, nil, err
 				}
 				fds = append(fds, got...)
 			}
 		}
 		if flags&unix.MSG_CTRUNC != 0 {
-			closeAll(fds)
+			closeFDs(fds)
 			return nil, nil, fmt.Errorf("more than %d descriptors", maxHandoff)
 		}
 		if n == 0 {
@@ -285,13 +285,13 @@ func receiveConfig(fd int) (data []byte, fds []int, err error) {
 // the others are close-on-exec, as CloseInheritedOnExec makes them.
 func placeDescriptors(fds, to []int) error {
 	if len(fds) != len(to) {
-		closeAll(fds)
+		closeFDs(fds)
 		return fmt.Errorf("%d descriptors came for %d places", len(fds), len(to))
 	}
 	high := 2
 	for _, t := range to {
 		if t < 0 {
-			closeAll(fds)
+			closeFDs(fds)
 			return fmt.Errorf("descriptor place %d", t)
 		}
 		high = max(high, t)
@@ -300,8 +300,8 @@ func placeDescriptors(fds, to []int) error {
 		moved, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, high+1)
 		unix.Close(fd)
 		if err != nil {
-			closeAll(fds[i+1:])
-			closeAll(fds[:i])
+			closeFDs(fds[i+1:])
+			closeFDs(fds[:i])
 			return fmt.Errorf("move descriptor %d: %w", fd, err)
 		}
 		fds[i] = moved
@@ -314,17 +314,11 @@ func placeDescriptors(fds, to []int) error {
 		err := unix.Dup3(fd, to[i], flags)
 		unix.Close(fd)
 		if err != nil {
-			closeAll(fds[i+1:])
+			closeFDs(fds[i+1:])
 			return fmt.Errorf("put descriptor at %d: %w", to[i], err)
 		}
 	}
 	return nil
-}
-
-func closeAll(fds []int) {
-	for _, fd := range fds {
-		unix.Close(fd)
-	}
 }
 
 // fail reports a failed step on the error pipe and exits; it does nothing
