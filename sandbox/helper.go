@@ -79,13 +79,17 @@ func newHelper(spec helperSpec) (h *helper, err error) {
 	if h.mounts, err = unix.Open("/proc/self/mounts", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
 		return h, &SetupError{Step: "namespaces", Err: fmt.Errorf("open /proc/self/mounts: %w", err)}
 	}
-	if spec.writable {
-		b := spec.budgets
-		h.cg, err = linux.NewCgroup(spec.cgroups, linux.CgroupName(randomID()), linux.Limits{
-			MemoryBytes: int64(b.Memory), Pids: int64(withInit(b.Pids)), CPU: b.CPU,
-		})
-		if err != nil {
-			return h, &SetupError{Step: "cgroup", Err: err}
+	// On cgroup v2 the helper is cloned straight into its cgroup, made
+	// first; on v1 its thread moves itself in as its first step
+	// (Config.JoinCgroup; a thread moving itself skips the kernel's slow
+	// whole-process migration), so the cgroup is made once the helper is
+	// on its way, beside its exec and Go start instead of before them
+	// (docs/BENCHMARKS.md). Either way it is made, with its limits,
+	// before the helper has its config: before anything of the run.
+	intoCgroup := spec.cgroups.Mode == "v2"
+	if spec.writable && intoCgroup {
+		if err := h.newCgroup(spec); err != nil {
+			return h, err
 		}
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
@@ -139,11 +143,7 @@ func newHelper(spec helperSpec) (h *helper, err error) {
 			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_CHROOT},
 		},
 	}
-	// On cgroup v2 the helper is cloned straight into its cgroup; on v1
-	// its thread moves itself in as its first step (Config.JoinCgroup; a
-	// thread moving itself skips the kernel's slow whole-process
-	// migration).
-	if h.cg != nil && spec.cgroups.Mode == "v2" {
+	if h.cg != nil && intoCgroup {
 		fd, err := unix.Open(h.cg.Dir(), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return h, &SetupError{Step: "cgroup", Err: err}
@@ -155,13 +155,30 @@ func newHelper(spec helperSpec) (h *helper, err error) {
 	if h.cmd, err = spawnHelper(c, flags, uid, gid); err != nil {
 		return h, err
 	}
+	if spec.writable && !intoCgroup {
+		if err := h.newCgroup(spec); err != nil {
+			return h, err
+		}
+	}
 	return h, nil
+}
+
+// newCgroup makes the helper's cgroup with the profile's budgets.
+func (h *helper) newCgroup(spec helperSpec) (err error) {
+	b := spec.budgets
+	h.cg, err = linux.NewCgroup(spec.cgroups, linux.CgroupName(randomID()), linux.Limits{
+		MemoryBytes: int64(b.Memory), Pids: int64(withInit(b.Pids)), CPU: b.CPU,
+	})
+	if err != nil {
+		return &SetupError{Step: "cgroup", Err: err}
+	}
+	return nil
 }
 
 // spawnHelper starts the helper c describes by the spawner
 // (linux.SpawnHelper), where there is one, else by c.Start.
 func spawnHelper(c *exec.Cmd, flags uintptr, uid, gid int) (*helperProc, error) {
-	spec := linux.HelperSpawn{Flags: uint64(flags), CgroupFD: -1, UID: uid, GID: gid}
+	spec := linux.HelperSpawn{Flags: uint64(flags), CgroupFD: -1, UID: uid, GID: gid, Release: true}
 	if c.SysProcAttr.UseCgroupFD {
 		spec.CgroupFD = c.SysProcAttr.CgroupFD
 	}
@@ -183,25 +200,17 @@ func spawnHelper(c *exec.Cmd, flags uintptr, uid, gid int) (*helperProc, error) 
 	if err != nil {
 		return nil, &SetupError{Step: "namespaces", Err: err}
 	}
-	// A pidfd (os.FindProcess opens one): Signal and Wait cannot reach
-	// another process that took the pid.
-	proc, ferr := os.FindProcess(s.Pid)
-	if ferr == nil {
-		err = s.Release(uid, gid)
-	} else {
-		s.Abandon()
+	// Released already (HelperSpawn.Release): its stage 2 starts while
+	// the supervisor prepares the run. A pidfd (os.FindProcess opens
+	// one): Signal and Wait cannot reach another process that took the
+	// pid. Until this process reaps it, the pid is the helper's.
+	proc, err := os.FindProcess(s.Pid)
+	if err != nil {
+		_ = syscall.Kill(s.Pid, syscall.SIGKILL)
+		linux.Reap(s.Pid)
+		return nil, &SetupError{Step: "namespaces", Err: err}
 	}
-	hp := &helperProc{Process: proc, spawned: true}
-	if ferr != nil || err != nil {
-		if proc != nil {
-			_ = proc.Signal(syscall.SIGKILL)
-			_, _ = proc.Wait()
-		} else {
-			linux.Reap(s.Pid)
-		}
-		return nil, &SetupError{Step: "namespaces", Err: errors.Join(ferr, err)}
-	}
-	return hp, nil
+	return &helperProc{Process: proc, spawned: true}, nil
 }
 
 // helperProc is the helper's process, started by the spawner or by

@@ -49,6 +49,11 @@ type HelperSpawn struct {
 	// helper is cloned into (CLONE_INTO_CGROUP).
 	CgroupFD int
 	UID, GID int // mapped to themselves, setgroups denied
+	// Release has SpawnHelper write the maps and let the helper go on
+	// as soon as the spawner says its pid, before it reaps the spawner:
+	// the helper's exec and Go start then begin a wake-up and a wait
+	// sooner. Without it the caller calls Spawned.Release (or Abandon).
+	Release bool
 }
 
 // The helper's exit statuses for the steps before its exec of stage 2
@@ -113,8 +118,9 @@ type Spawned struct {
 }
 
 // SpawnHelper clones a helper by the spawner, up to the point where it
-// waits for its maps (Release). ErrNoSpawner (wrapped) means nothing was
-// started and the caller may clone it another way.
+// waits for its maps (Release), or, with HelperSpawn.Release, past it.
+// ErrNoSpawner (wrapped) means nothing was started and the caller may
+// clone it another way; on any other error nothing is left either.
 func SpawnHelper(s HelperSpawn) (*Spawned, error) {
 	prog, exe, err := spawnerFiles()
 	if err != nil {
@@ -166,6 +172,12 @@ func SpawnHelper(s HelperSpawn) (*Spawned, error) {
 	for err == unix.EINTR {
 		n, err = unix.Read(pidP[0], b[:])
 	}
+	pid := int(int32(binary.LittleEndian.Uint32(b[:])))
+	var relErr error
+	if n == 4 && pid > 0 && s.Release {
+		closeGo = false
+		relErr = (&Spawned{Pid: pid, goW: goP[1]}).Release(s.UID, s.GID)
+	}
 	status := reap(tpid)
 	if n != 4 {
 		if status.Signaled() {
@@ -173,9 +185,17 @@ func SpawnHelper(s HelperSpawn) (*Spawned, error) {
 		}
 		return nil, fmt.Errorf("the helper spawner exited with status %d at %s", status.ExitStatus(), orUnknown(SpawnStep(status.ExitStatus())))
 	}
-	pid := int(int32(binary.LittleEndian.Uint32(b[:])))
 	if pid <= 0 {
 		return nil, fmt.Errorf("clone3 the helper in new namespaces: %w", syscall.Errno(-pid))
+	}
+	if relErr != nil {
+		// This process's own child, not reaped: its pid is still its.
+		_ = unix.Kill(pid, unix.SIGKILL)
+		reap(pid)
+		return nil, relErr
+	}
+	if s.Release {
+		return &Spawned{Pid: pid, goW: -1}, nil
 	}
 	closeGo = false
 	return &Spawned{Pid: pid, goW: goP[1]}, nil
