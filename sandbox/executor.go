@@ -151,14 +151,19 @@ func NewWithOptions(p *profile.Profile, opts Options) (*Executor, error) {
 	if _, block := JournalsBlocking(err, trees...); block != nil {
 		return nil, block
 	}
-	// The first run's helper is cloned beside the rest of the probe
-	// and the checks below; a New that fails ends it.
+	// The first run's helper is cloned as soon as the probe knows how,
+	// beside the rest of the probe, and starts beside the checks below;
+	// a New that fails ends it.
 	var warm *warmSlot
+	var cloned func() *warmSlot
 	h := probeHost(func(h HostInfo) {
 		if h.UserNamespaces && (opts.KeepWarm || !opts.Cold) {
-			warm = startWarm(newHelperSpec(p, h))
+			cloned = cloneWarm(newHelperSpec(p, h))
 		}
 	})
+	if cloned != nil {
+		warm = cloned()
+	}
 	e, err := newExecutor(p, opts, h)
 	if err != nil {
 		if warm != nil {

@@ -29,6 +29,13 @@ type helper struct {
 	errR *os.File    // the helper's error pipe (its descriptor 4)
 	outR [2]*os.File // its stdout and stderr
 	cg   *linux.Cgroup
+	// spawning is the spawner cloning the helper, between startHelper
+	// and finishStart (awaitSpawn).
+	spawning *linux.Spawning
+	// cgMade, when not nil, says when the cgroup made beside the
+	// helper's start (cgroup v1, newHelper) is there (cg set) or could
+	// not be made; cgroupMade waits for it.
+	cgMade chan error
 	// mounts is the supervisor's /proc/self/mounts, opened before the
 	// clone: it polls POLLPRI once the mount table the helper's mount
 	// namespace was copied from has changed since (usable). A raw
@@ -62,7 +69,22 @@ func newHelperSpec(p *profile.Profile, h HostInfo) helperSpec {
 }
 
 // newHelper clones a helper. On error nothing of it is left.
-func newHelper(spec helperSpec) (h *helper, err error) {
+func newHelper(spec helperSpec) (*helper, error) {
+	h, err := startHelper(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.finishStart(spec); err != nil {
+		h.discard()
+		return nil, err
+	}
+	return h, nil
+}
+
+// startHelper is newHelper's first half: it returns once the helper's
+// clone is under way, and the caller calls finishStart, the second half,
+// after other work of its own. On error nothing of it is left.
+func startHelper(spec helperSpec) (h *helper, err error) {
 	h = &helper{mounts: -1}
 	var closeAfter []*os.File
 	defer func() {
@@ -79,13 +101,18 @@ func newHelper(spec helperSpec) (h *helper, err error) {
 	if h.mounts, err = unix.Open("/proc/self/mounts", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
 		return h, &SetupError{Step: "namespaces", Err: fmt.Errorf("open /proc/self/mounts: %w", err)}
 	}
-	if spec.writable {
-		b := spec.budgets
-		h.cg, err = linux.NewCgroup(spec.cgroups, linux.CgroupName(randomID()), linux.Limits{
-			MemoryBytes: int64(b.Memory), Pids: int64(withInit(b.Pids)), CPU: b.CPU,
-		})
-		if err != nil {
-			return h, &SetupError{Step: "cgroup", Err: err}
+	// On cgroup v2 the helper is cloned straight into its cgroup, made
+	// first; on v1 its thread moves itself in as its first step
+	// (Config.JoinCgroup; a thread moving itself skips the kernel's slow
+	// whole-process migration), so the cgroup is made once the helper is
+	// on its way, on a goroutine beside its exec and Go start and the
+	// run's preparation (docs/BENCHMARKS.md). Either way it is made,
+	// with its limits, before the helper has its config (cgroupMade):
+	// before anything of the run.
+	intoCgroup := spec.cgroups.Mode == "v2"
+	if spec.writable && intoCgroup {
+		if err := h.newCgroup(spec); err != nil {
+			return h, err
 		}
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
@@ -139,11 +166,7 @@ func newHelper(spec helperSpec) (h *helper, err error) {
 			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_CHROOT},
 		},
 	}
-	// On cgroup v2 the helper is cloned straight into its cgroup; on v1
-	// its thread moves itself in as its first step (Config.JoinCgroup; a
-	// thread moving itself skips the kernel's slow whole-process
-	// migration).
-	if h.cg != nil && spec.cgroups.Mode == "v2" {
+	if h.cg != nil && intoCgroup {
 		fd, err := unix.Open(h.cg.Dir(), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return h, &SetupError{Step: "cgroup", Err: err}
@@ -152,56 +175,106 @@ func newHelper(spec helperSpec) (h *helper, err error) {
 		c.SysProcAttr.UseCgroupFD = true
 		c.SysProcAttr.CgroupFD = fd
 	}
-	if h.cmd, err = spawnHelper(c, flags, uid, gid); err != nil {
+	if err := h.startSpawn(c, flags, uid, gid); err != nil {
 		return h, err
 	}
 	return h, nil
 }
 
-// spawnHelper starts the helper c describes by the spawner
-// (linux.SpawnHelper), where there is one, else by c.Start.
-func spawnHelper(c *exec.Cmd, flags uintptr, uid, gid int) (*helperProc, error) {
-	spec := linux.HelperSpawn{Flags: uint64(flags), CgroupFD: -1, UID: uid, GID: gid}
+// finishStart waits for the clone startHelper started, the helper then
+// released to stage 2, and on cgroup v1 starts making its cgroup. On
+// error the caller discards h.
+func (h *helper) finishStart(spec helperSpec) error {
+	if err := h.awaitSpawn(); err != nil {
+		return err
+	}
+	if spec.writable && spec.cgroups.Mode != "v2" {
+		h.cgMade = make(chan error, 1)
+		go func() { h.cgMade <- h.newCgroup(spec) }()
+	}
+	return nil
+}
+
+// cgroupMade waits for the helper's cgroup, when it is made beside its
+// start, and returns why it could not be made. The helper gets its
+// config only after it returns nil: its budgets are in place before
+// anything of the run.
+func (h *helper) cgroupMade() error {
+	if h.cgMade == nil {
+		return nil
+	}
+	err := <-h.cgMade
+	h.cgMade = nil
+	return err
+}
+
+// newCgroup makes the helper's cgroup with the profile's budgets.
+func (h *helper) newCgroup(spec helperSpec) (err error) {
+	b := spec.budgets
+	h.cg, err = linux.NewCgroup(spec.cgroups, linux.CgroupName(randomID()), linux.Limits{
+		MemoryBytes: int64(b.Memory), Pids: int64(withInit(b.Pids)), CPU: b.CPU,
+	})
+	if err != nil {
+		return &SetupError{Step: "cgroup", Err: err}
+	}
+	return nil
+}
+
+// startSpawn starts the helper c describes by the spawner
+// (linux.StartSpawn), where there is one (awaitSpawn waits for it), else
+// by c.Start.
+func (h *helper) startSpawn(c *exec.Cmd, flags uintptr, uid, gid int) error {
+	spec := linux.HelperSpawn{Flags: uint64(flags), CgroupFD: -1, UID: uid, GID: gid, Release: true}
 	if c.SysProcAttr.UseCgroupFD {
 		spec.CgroupFD = c.SysProcAttr.CgroupFD
 	}
 	null, err := os.Open(os.DevNull)
 	if err != nil {
-		return nil, &SetupError{Step: "namespaces", Err: err}
+		return &SetupError{Step: "namespaces", Err: err}
 	}
 	defer null.Close()
 	for i, f := range []*os.File{null, c.Stdout.(*os.File), c.Stderr.(*os.File), c.ExtraFiles[0], c.ExtraFiles[1]} {
 		spec.Files[i] = int(f.Fd())
 	}
-	s, err := linux.SpawnHelper(spec)
+	h.spawning, err = linux.StartSpawn(spec)
 	if errors.Is(err, linux.ErrNoSpawner) {
 		if err := c.Start(); err != nil {
-			return nil, &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
+			return &SetupError{Step: "namespaces", Err: fmt.Errorf("start helper in new namespaces: %w", err)}
 		}
-		return &helperProc{Process: c.Process}, nil
+		h.cmd = &helperProc{Process: c.Process}
+		return nil
 	}
 	if err != nil {
-		return nil, &SetupError{Step: "namespaces", Err: err}
+		return &SetupError{Step: "namespaces", Err: err}
+	}
+	return nil
+}
+
+// awaitSpawn waits for the spawner startSpawn started to clone the
+// helper, which it releases to stage 2 at once (HelperSpawn.Release):
+// its stage 2 starts while the supervisor prepares the run. A no-op
+// for a helper started otherwise, or already waited for.
+func (h *helper) awaitSpawn() error {
+	sp := h.spawning
+	if sp == nil {
+		return nil
+	}
+	h.spawning = nil
+	s, err := sp.Wait()
+	if err != nil {
+		return &SetupError{Step: "namespaces", Err: err}
 	}
 	// A pidfd (os.FindProcess opens one): Signal and Wait cannot reach
-	// another process that took the pid.
-	proc, ferr := os.FindProcess(s.Pid)
-	if ferr == nil {
-		err = s.Release(uid, gid)
-	} else {
-		s.Abandon()
+	// another process that took the pid. Until this process reaps it,
+	// the pid is the helper's.
+	proc, err := os.FindProcess(s.Pid)
+	if err != nil {
+		_ = syscall.Kill(s.Pid, syscall.SIGKILL)
+		linux.Reap(s.Pid)
+		return &SetupError{Step: "namespaces", Err: err}
 	}
-	hp := &helperProc{Process: proc, spawned: true}
-	if ferr != nil || err != nil {
-		if proc != nil {
-			_ = proc.Signal(syscall.SIGKILL)
-			_, _ = proc.Wait()
-		} else {
-			linux.Reap(s.Pid)
-		}
-		return nil, &SetupError{Step: "namespaces", Err: errors.Join(ferr, err)}
-	}
-	return hp, nil
+	h.cmd = &helperProc{Process: proc, spawned: true}
+	return nil
 }
 
 // helperProc is the helper's process, started by the spawner or by
@@ -309,10 +382,12 @@ func sendAll(fd int, data []byte, fds []int) error {
 // discard ends a helper that will take no run (or whose run failed before
 // send): kills it by its pid, reaps it and removes its cgroup.
 func (h *helper) discard() {
+	_ = h.awaitSpawn()
 	if h.cmd != nil {
 		_ = h.cmd.Process.Signal(syscall.SIGKILL)
 		_ = h.cmd.Wait()
 	}
+	_ = h.cgroupMade()
 	for _, f := range []*os.File{h.conf, h.errR, h.outR[0], h.outR[1]} {
 		if f != nil {
 			f.Close()
@@ -339,6 +414,29 @@ func startWarm(spec helperSpec) *warmSlot {
 		close(s.done)
 	}()
 	return s
+}
+
+// cloneWarm starts cloning a helper on the calling goroutine and
+// returns the second half, which waits for the clone: New's helper for
+// the first run, whose spawner clones it while the rest of the host
+// probe runs between the two. The helper's exec and Go start, the
+// longest stretch of a run's start, then begin as soon as the probe is
+// done, where a goroutine of its own would first wait for a thread and
+// a CPU (up to 1 ms on a busy machine) and leave the supervisor waiting
+// for it in takeHelper (docs/BENCHMARKS.md).
+func cloneWarm(spec helperSpec) (finish func() *warmSlot) {
+	h, err := startHelper(spec)
+	return func() *warmSlot {
+		if err == nil {
+			if err = h.finishStart(spec); err != nil {
+				h.discard()
+				h = nil
+			}
+		}
+		s := &warmSlot{done: make(chan struct{}), h: h, err: err}
+		close(s.done)
+		return s
+	}
 }
 
 // discard waits for the clone and ends the helper.

@@ -255,6 +255,10 @@ func (p *Process) spawn() error {
 			return err
 		}
 	}
+	if err := h.cgroupMade(); err != nil {
+		h.discard()
+		return err
+	}
 	h.closeMounts()
 	defer h.errR.Close()
 	p.cg = h.cg

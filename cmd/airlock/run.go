@@ -71,6 +71,11 @@ Flags:
 		fmt.Fprintln(stderr, "airlock run: no command given; usage: airlock run [FLAGS] -- CMD [ARGS...]")
 		return exitSetup
 	}
+	sigs, caught := catchSignals()
+	defer func() {
+		<-caught
+		signal.Stop(sigs)
+	}()
 	// Before the profile reads the workspace's .airlock/: a run whose
 	// supervisor died may have planted a profile there.
 	finished, journalErr := sandbox.FinishInterruptedRuns()
@@ -123,17 +128,6 @@ Flags:
 	defer ex.Close()
 	warnAddressSpace(stderr, ex.Report(), pf.AsksMemory())
 
-	// The first SIGINT, SIGTERM or SIGHUP goes to the command, with the
-	// effect it would have outside the sandbox (Process.Signal); a second
-	// one ends the run.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	// A closed stdout (airlock run ... | head) must not kill the
-	// supervisor before its end-of-run check: with SIGPIPE caught, the
-	// write fails instead (and the command's own SIGPIPE is its own: a
-	// caught signal is reset to the default on exec).
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	wd, _ := os.Getwd()
@@ -203,7 +197,7 @@ Flags:
 			fmt.Fprintf(stderr, "airlock: published: http://%s:%d/ on the host reaches port %d in the sandbox%s", pub.HostAddr, pub.HostPort, pub.Port, eol)
 		}
 		onStart(ex.Report().Level)
-	}, cmd, sigs)
+	}, cmd, sigs, caught)
 	// Before any line of airlock's own, which a raw terminal would not
 	// start at the left margin.
 	term.restore()
@@ -277,11 +271,14 @@ func sayDenials(stderr io.Writer, denials []sandbox.Denial) {
 // runForwarding runs cmd, passing the first signal from sigs to the
 // command and cancelling the run at the second. A signal that comes
 // before the command runs is passed on once it does.
-func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, started func(*sandbox.Process), cmd sandbox.Cmd, sigs <-chan os.Signal) (*sandbox.Result, error) {
+func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.Executor, started func(*sandbox.Process), cmd sandbox.Cmd, sigs <-chan os.Signal, caught <-chan struct{}) (*sandbox.Result, error) {
 	proc, err := ex.Prepare(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
+	// Caught before the command runs, so none of them can end the
+	// supervisor before its end-of-run check.
+	<-caught
 	if err := proc.Start(); err != nil {
 		return nil, err
 	}
@@ -308,6 +305,30 @@ func runForwarding(ctx context.Context, cancel context.CancelFunc, ex *sandbox.E
 	res, err := proc.Wait()
 	close(done)
 	return res, err
+}
+
+// catchSignals catches, on a goroutine of its own, the signals
+// runForwarding passes to the command (the first SIGINT, SIGTERM or
+// SIGHUP goes to it, with the effect it would have outside the sandbox,
+// Process.Signal; a second one ends the run; one that comes before the
+// command runs is passed on once it does) and SIGPIPE: a closed stdout
+// (airlock run ... | head) must not kill the supervisor before its
+// end-of-run check; with SIGPIPE caught, the write fails instead (and the
+// command's own SIGPIPE is its own: a caught signal is reset to the
+// default on exec). caught is closed once all are; the caller waits for
+// it before the command starts. Each signal's first Notify is a round
+// trip through the runtime's signal thread, which it starts: about
+// 0.35 ms of thread wake-ups, which overlap the profile's load and the
+// host probe this way instead of coming before or after them
+// (docs/BENCHMARKS.md).
+func catchSignals() (sigs chan os.Signal, caught chan struct{}) {
+	sigs, caught = make(chan os.Signal, 4), make(chan struct{})
+	go func() {
+		defer close(caught)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	}()
+	return sigs, caught
 }
 
 func exitStatus(res *sandbox.Result) int {

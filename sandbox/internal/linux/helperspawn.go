@@ -49,6 +49,11 @@ type HelperSpawn struct {
 	// helper is cloned into (CLONE_INTO_CGROUP).
 	CgroupFD int
 	UID, GID int // mapped to themselves, setgroups denied
+	// Release has SpawnHelper write the maps and let the helper go on
+	// as soon as the spawner says its pid, before it reaps the spawner:
+	// the helper's exec and Go start then begin a wake-up and a wait
+	// sooner. Without it the caller calls Spawned.Release (or Abandon).
+	Release bool
 }
 
 // The helper's exit statuses for the steps before its exec of stage 2
@@ -113,9 +118,31 @@ type Spawned struct {
 }
 
 // SpawnHelper clones a helper by the spawner, up to the point where it
-// waits for its maps (Release). ErrNoSpawner (wrapped) means nothing was
-// started and the caller may clone it another way.
+// waits for its maps (Release), or, with HelperSpawn.Release, past it.
+// ErrNoSpawner (wrapped) means nothing was started and the caller may
+// clone it another way; on any other error nothing is left either.
 func SpawnHelper(s HelperSpawn) (*Spawned, error) {
+	sp, err := StartSpawn(s)
+	if err != nil {
+		return nil, err
+	}
+	return sp.Wait()
+}
+
+// Spawning is a spawner started by StartSpawn, cloning the helper.
+type Spawning struct {
+	s    HelperSpawn
+	tpid int // the spawner
+	pidR int // the pid pipe's read end
+	goW  int // the go pipe's write end
+}
+
+// StartSpawn is the first half of SpawnHelper: it execs the spawner,
+// which clones the helper while the caller does other work, and returns.
+// Wait, which the caller must call, is the second half. ErrNoSpawner
+// (wrapped) means nothing was started; on any other error nothing is
+// left either.
+func StartSpawn(s HelperSpawn) (*Spawning, error) {
 	prog, exe, err := spawnerFiles()
 	if err != nil {
 		return nil, err
@@ -124,18 +151,20 @@ func SpawnHelper(s HelperSpawn) (*Spawned, error) {
 	if err := unix.Pipe2(pidP[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("pid pipe: %w", err)
 	}
-	defer unix.Close(pidP[0])
 	if err := unix.Pipe2(goP[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(pidP[0])
 		unix.Close(pidP[1])
 		return nil, fmt.Errorf("go pipe: %w", err)
 	}
-	closeGo := true
-	defer func() {
-		unix.Close(goP[0])
-		if closeGo {
-			unix.Close(goP[1])
-		}
-	}()
+	// The spawner's ends are its own once it runs; the supervisor keeps
+	// the pid pipe's read end and the go pipe's write end (Wait).
+	defer unix.Close(pidP[1])
+	defer unix.Close(goP[0])
+	fail := func(err error) (*Spawning, error) {
+		unix.Close(pidP[0])
+		unix.Close(goP[1])
+		return nil, err
+	}
 	flags := s.Flags | unix.CLONE_PARENT
 	cg := ^uintptr(0)
 	var args [88]byte
@@ -148,8 +177,7 @@ func SpawnHelper(s HelperSpawn) (*Spawned, error) {
 	// exit_signal (args[32:]) stays 0, as clone3 wants with CLONE_PARENT.
 	// A write of at most PIPE_BUF bytes is whole: the spawner reads it.
 	if n, err := unix.Write(goP[1], args[:]); err != nil || n != len(args) {
-		unix.Close(pidP[1])
-		return nil, fmt.Errorf("write the clone arguments: %d bytes, %v", n, err)
+		return fail(fmt.Errorf("write the clone arguments: %d bytes, %v", n, err))
 	}
 	files := []uintptr{uintptr(s.Files[0]), uintptr(s.Files[1]), uintptr(s.Files[2]), uintptr(s.Files[3]), uintptr(s.Files[4]),
 		uintptr(exe), uintptr(pidP[1]), uintptr(goP[0]), cg}
@@ -157,28 +185,56 @@ func SpawnHelper(s HelperSpawn) (*Spawned, error) {
 	tpid, err := syscall.ForkExec("/proc/self/fd/"+strconv.Itoa(prog), []string{"airlock-helper-spawner"}, &syscall.ProcAttr{
 		Env: []string{}, Files: files,
 	})
-	unix.Close(pidP[1])
 	if err != nil {
-		return nil, fmt.Errorf("%w: exec: %w", ErrNoSpawner, err)
+		return fail(fmt.Errorf("%w: exec: %w", ErrNoSpawner, err))
 	}
+	return &Spawning{s: s, tpid: tpid, pidR: pidP[0], goW: goP[1]}, nil
+}
+
+// Wait waits for the spawner's word on the helper's clone and reaps the
+// spawner: it returns the helper, released with HelperSpawn.Release, or
+// why there is none (nothing is left then).
+func (sp *Spawning) Wait() (*Spawned, error) {
+	s := sp.s
+	closeGo := true
+	defer func() {
+		unix.Close(sp.pidR)
+		if closeGo {
+			unix.Close(sp.goW)
+		}
+	}()
 	var b [4]byte
-	n, err := unix.Read(pidP[0], b[:])
+	n, err := unix.Read(sp.pidR, b[:])
 	for err == unix.EINTR {
-		n, err = unix.Read(pidP[0], b[:])
+		n, err = unix.Read(sp.pidR, b[:])
 	}
-	status := reap(tpid)
+	pid := int(int32(binary.LittleEndian.Uint32(b[:])))
+	var relErr error
+	if n == 4 && pid > 0 && s.Release {
+		closeGo = false
+		relErr = (&Spawned{Pid: pid, goW: sp.goW}).Release(s.UID, s.GID)
+	}
+	status := reap(sp.tpid)
 	if n != 4 {
 		if status.Signaled() {
 			return nil, fmt.Errorf("the helper spawner was killed by %v", status.Signal())
 		}
 		return nil, fmt.Errorf("the helper spawner exited with status %d at %s", status.ExitStatus(), orUnknown(SpawnStep(status.ExitStatus())))
 	}
-	pid := int(int32(binary.LittleEndian.Uint32(b[:])))
 	if pid <= 0 {
 		return nil, fmt.Errorf("clone3 the helper in new namespaces: %w", syscall.Errno(-pid))
 	}
+	if relErr != nil {
+		// This process's own child, not reaped: its pid is still its.
+		_ = unix.Kill(pid, unix.SIGKILL)
+		reap(pid)
+		return nil, relErr
+	}
+	if s.Release {
+		return &Spawned{Pid: pid, goW: -1}, nil
+	}
 	closeGo = false
-	return &Spawned{Pid: pid, goW: goP[1]}, nil
+	return &Spawned{Pid: pid, goW: sp.goW}, nil
 }
 
 func orUnknown(s string) string {

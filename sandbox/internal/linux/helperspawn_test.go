@@ -105,6 +105,13 @@ func TestSpawnHelperIntoCgroup(t *testing.T) {
 // released, blocks reading its config.
 func spawnForTest(t *testing.T) (s *Spawned, conf int) {
 	t.Helper()
+	return spawnForTestReleased(t, false)
+}
+
+// spawnForTestReleased is spawnForTest, released by SpawnHelper itself
+// when release is set (HelperSpawn.Release).
+func spawnForTestReleased(t *testing.T, release bool) (s *Spawned, conf int) {
+	t.Helper()
 	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +125,7 @@ func spawnForTest(t *testing.T) (s *Spawned, conf int) {
 	s, err = SpawnHelper(HelperSpawn{
 		Flags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
 		Files: [5]int{null, null, null, sp[1], null}, CgroupFD: -1, UID: os.Getuid(), GID: os.Getgid(),
+		Release: release,
 	})
 	if err != nil {
 		unix.Close(sp[0])
@@ -143,20 +151,30 @@ func procStatus(pid int) (map[string]string, error) {
 
 // A spawned helper is this process's own child (CLONE_PARENT), in new
 // user and pid namespaces with this uid mapped to itself, the leader of
-// its own session, with the four ambient capabilities, running stage 2.
+// its own session, with the four ambient capabilities, running stage 2:
+// released by the caller (Spawned.Release) or by SpawnHelper itself
+// (HelperSpawn.Release), as the supervisor's helpers are.
 func TestSpawnHelper(t *testing.T) {
 	if spawnCode == nil {
 		t.Skip("no helper spawner for this architecture")
 	}
-	s, conf := spawnForTest(t)
+	for _, atOnce := range []bool{false, true} {
+		t.Run(fmt.Sprintf("release at once %v", atOnce), func(t *testing.T) { testSpawnHelper(t, atOnce) })
+	}
+}
+
+func testSpawnHelper(t *testing.T, atOnce bool) {
+	s, conf := spawnForTestReleased(t, atOnce)
 	defer unix.Close(conf)
 	pid := s.Pid
 	defer func() {
 		unix.Kill(pid, unix.SIGKILL)
 		reap(pid)
 	}()
-	if err := s.Release(os.Getuid(), os.Getgid()); err != nil {
-		t.Fatal(err)
+	if !atOnce {
+		if err := s.Release(os.Getuid(), os.Getgid()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Stage 2 is running once its argv[0] is Stage2Arg0 (the exec done).
 	deadline := time.Now().Add(10 * time.Second)
