@@ -26,6 +26,7 @@ import "strings"
 const (
 	Airlock = "airlock"
 	Server  = "airlock-server"
+	Gateway = "airlock-gateway"
 )
 
 // Binary is one executable built from this module.
@@ -70,6 +71,15 @@ func heavy() []string {
 	}
 }
 
+// netstack is the egress gateway's userspace TCP/IP stack: gVisor, and
+// the one package of the module that imports it.
+func netstack() []string {
+	return []string{
+		"gvisor.dev/",
+		"github.com/airlockhq/airlock/egress/netstack",
+	}
+}
+
 // All returns every binary, airlock first.
 func All() []Binary {
 	return []Binary{
@@ -79,14 +89,27 @@ func All() []Binary {
 			// run and hook start once per tool call; doctor, policy,
 			// audit and init are small and share their packages.
 			Commands: []string{"run", "hook", "doctor", "policy", "audit", "init"},
-			Excludes: heavy(),
+			// No netstack either: a run with a network serves it from
+			// airlock-gateway (egress/remote). gVisor was 2.8 MB of the
+			// binary and 34 of its package inits, paid by every hook
+			// call and three times by every run (docs/BENCHMARKS.md,
+			// i21slim).
+			Excludes: append(heavy(), netstack()...),
 			Includes: []string{
 				"github.com/airlockhq/airlock/sandbox",
 				"github.com/airlockhq/airlock/integrations/claudecode",
-				// The egress gateway's netstack is linked: run's
-				// supervisor serves the sandbox's network in its own
-				// process (docs/BENCHMARKS.md, i21hook3, has what moving
-				// it out would save and cost).
+				"github.com/airlockhq/airlock/egress/remote",
+			},
+		},
+		{
+			Name: Gateway,
+			Main: "cmd/airlock-gateway",
+			// One run's egress gateway, started by airlock run; it runs
+			// no subcommand and needs none of the heavy dependencies.
+			Excludes: heavy(),
+			Includes: []string{
+				"github.com/airlockhq/airlock/egress/netstack",
+				"github.com/airlockhq/airlock/egress/remote",
 				"gvisor.dev/gvisor/pkg/tcpip/stack",
 			},
 		},
