@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 
@@ -143,6 +144,10 @@ func (c *conn) recv() (message, int, error) {
 				}
 			}
 		}
+	}
+	if errors.Is(err, io.EOF) {
+		closeFD(fd)
+		return message{}, -1, errEOF
 	}
 	if err != nil {
 		closeFD(fd)
