@@ -58,6 +58,8 @@ type Gateway struct {
 	cancel context.CancelFunc
 	lookup chan struct{} // semaphore of concurrent lookups
 
+	fdOnce sync.Once // Close's close of fd
+
 	mu       sync.Mutex
 	closed   bool
 	wg       sync.WaitGroup
@@ -235,14 +237,27 @@ func (g *Gateway) start() error {
 // more were not kept (beyond a thousand distinct ones).
 func (g *Gateway) Denials() ([]egress.Denial, int) { return g.denials.snapshot() }
 
-// Close tears down every connection, stops the DNS servers and the stack,
-// waits for every goroutine the Gateway started, and closes the TAP. It is
-// safe to call more than once.
+// Close stops the Gateway (Stop) and closes the TAP device. It is safe
+// to call more than once.
 func (g *Gateway) Close() error {
+	g.Stop()
+	var err error
+	g.fdOnce.Do(func() { err = unix.Close(g.fd) })
+	return err
+}
+
+// Stop tears down every connection, stops the DNS servers and the stack,
+// and waits for every goroutine the Gateway started: nothing reaches the
+// sandbox or the host after it, and Denials is final. It leaves the TAP
+// device open for Close, whose close of the last descriptor removes the
+// device, which waits for the kernel's RCU grace periods (about 20 ms
+// here): a gateway in its own process answers its supervisor first
+// (egress/remote). It is safe to call more than once.
+func (g *Gateway) Stop() {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		return nil
+		return
 	}
 	g.closed = true
 	servers := g.servers
@@ -268,7 +283,6 @@ func (g *Gateway) Close() error {
 	if g.stack != nil {
 		g.stack.Wait()
 	}
-	return unix.Close(g.fd)
 }
 
 // isClosed: a closed gateway permits nothing, as one in another process

@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -81,7 +82,10 @@ func (p *process) start(path string) error {
 	defer theirs.Close()
 	cmd := exec.Command(path)
 	cmd.ExtraFiles = []*os.File{theirs}
-	cmd.Stderr = os.Stderr
+	// Through a pipe, not the descriptor itself: the process outlives
+	// Close by the TAP device's removal, and a caller that reads the
+	// supervisor's stderr to its end must not wait for that.
+	cmd.Stderr = struct{ io.Writer }{os.Stderr}
 	// Its own process group: a terminal's ^C or ^Z is the supervisor's
 	// to handle (it forwards them to the sandbox); the gateway ends when
 	// the supervisor closes the control socket, or dies.
@@ -278,9 +282,11 @@ func (g *Gateway) Denials() ([]egress.Denial, int) {
 	return append([]egress.Denial(nil), g.denials...), dropped
 }
 
-// Close stops the gateway and waits for its process. The error says the
-// gateway failed or ended before it was told to: the sandbox's network
-// was cut off from then on.
+// Close stops the gateway and returns once it said it stopped (its
+// denials final, nothing passes any more); its process then removes the
+// TAP device and exits on its own, reaped in the background. The error
+// says the gateway failed or ended before it was told to: the sandbox's
+// network was cut off from then on.
 func (g *Gateway) Close() error {
 	g.once.Do(func() {
 		sent := g.c.send(message{Op: opClose}, -1)
@@ -296,13 +302,17 @@ func (g *Gateway) Close() error {
 		}
 		timer.Stop()
 		g.c.close()
-		var waitErr error
-		if g.cmd != nil {
-			waitErr = g.cmd.Wait()
-		}
 		g.mu.Lock()
 		closed, readErr := g.closed, g.readErr
 		g.mu.Unlock()
+		var waitErr error
+		if g.cmd != nil && closed != nil {
+			// It has stopped and said so; it exits once the kernel has
+			// removed the TAP device, which nothing here waits for.
+			go g.cmd.Wait()
+		} else if g.cmd != nil {
+			waitErr = g.cmd.Wait()
+		}
 		switch {
 		case closed == nil:
 			why := readErr
@@ -314,8 +324,6 @@ func (g *Gateway) Close() error {
 			g.err = fmt.Errorf("the egress gateway ended during the run (%v): the sandbox's network was cut off from then on, and refusals after that are not listed", why)
 		case closed.Error != "":
 			g.err = errors.New("the egress gateway: " + closed.Error)
-		case waitErr != nil:
-			g.err = fmt.Errorf("the egress gateway's process: %w", waitErr)
 		}
 	})
 	return g.err

@@ -94,14 +94,32 @@ func ServeControl(ctl *os.File, base egress.Config, serve ServeFunc) error {
 			break
 		}
 	}
-	closeErr := gw.Close()
 	if ended != nil {
+		gw.Close()
 		return ended
+	}
+	// A gateway that can stop before it closes its TAP device answers
+	// first: the device's removal is the kernel's slow part, and nothing
+	// the supervisor waits for.
+	var closeErr error
+	s, stops := gw.(stopper)
+	if stops {
+		s.Stop()
+	} else {
+		closeErr = gw.Close()
 	}
 	_, dropped := gw.Denials()
 	last := message{Op: opClosed, Dropped: dropped}
 	if closeErr != nil {
 		last.Error = closeErr.Error()
 	}
-	return sendLocked(last)
+	err = sendLocked(last)
+	if stops {
+		gw.Close()
+	}
+	return err
 }
+
+// stopper is a gateway that can stop serving (final denials, no traffic)
+// before Close removes its TAP device: netstack.Gateway.
+type stopper interface{ Stop() }
