@@ -55,6 +55,17 @@ type Gateway interface {
 	Close() error
 }
 
+// Stopper is a Gateway that can stop before Close: Stop ends every
+// connection and goroutine, so that nothing passes any more and Denials
+// is final, but leaves the TAP device open; Close then removes it, which
+// waits for the kernel's RCU grace periods (about 20 ms) and which no
+// caller needs to wait for once the sandbox's processes are gone.
+// netstack.Gateway is one.
+type Stopper interface {
+	Gateway
+	Stop()
+}
+
 // Server starts the gateway of one run on its TAP device.
 type Server interface {
 	// Serve starts a Gateway on tap, a TAP device (IFF_TAP|IFF_NO_PI)

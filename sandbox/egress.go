@@ -155,7 +155,16 @@ func (p *Process) closeGateway() []Denial {
 	if gw == nil {
 		return out
 	}
-	failed := gw.Close()
+	// Stopped, the gateway passes nothing and its denials are final; the
+	// TAP device's slow removal (egress.Stopper) is left to a goroutine
+	// instead of the run's end.
+	var failed error
+	if s, ok := gw.(egress.Stopper); ok {
+		s.Stop()
+		go s.Close()
+	} else {
+		failed = gw.Close()
+	}
 	list, dropped := gw.Denials()
 	for _, d := range list {
 		out = append(out, Denial{Kind: "network", Protocol: d.Protocol, Target: d.Target(), Reason: d.Reason, Live: p.stderr != nil})

@@ -102,7 +102,7 @@ func ServeControl(ctl *os.File, base egress.Config, serve ServeFunc) error {
 	// first: the device's removal is the kernel's slow part, and nothing
 	// the supervisor waits for.
 	var closeErr error
-	s, stops := gw.(stopper)
+	s, stops := gw.(egress.Stopper)
 	if stops {
 		s.Stop()
 	} else {
@@ -119,7 +119,3 @@ func ServeControl(ctl *os.File, base egress.Config, serve ServeFunc) error {
 	}
 	return err
 }
-
-// stopper is a gateway that can stop serving (final denials, no traffic)
-// before Close removes its TAP device: netstack.Gateway.
-type stopper interface{ Stop() }
