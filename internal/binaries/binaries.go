@@ -5,14 +5,16 @@
 // TestLeanImports holds each binary's link set to Excludes with
 // `go list -deps`.
 //
-// Why there are two: every start of a Go program pays the runtime and
+// Why there are three: every start of a Go program pays the runtime and
 // every package init of the binary, and the page faults of what it maps,
 // before main. airlock starts once per tool call, as the hook and as the
 // supervisor of a run, and the same file is re-executed (/proc/self/exe)
 // as the sandbox's stage-2 helper and guard proxy, so each run starts it
 // three times; what it links is paid on each. airlock-server's commands
 // start once per session or daemon, or drive a container whose own start
-// dwarfs theirs, so the heavy dependencies live there.
+// dwarfs theirs, so the heavy dependencies live there. airlock-gateway
+// holds gVisor's netstack, the egress gateway a run with a network
+// starts once (egress/remote).
 //
 // The package holds only constants and functions that build the table
 // when called: importing it adds nothing to a start.
@@ -31,7 +33,7 @@ const (
 
 // Binary is one executable built from this module.
 type Binary struct {
-	// Name is its file name: Airlock or Server.
+	// Name is its file name: Airlock, Server or Gateway.
 	Name string
 	// Main is its main package, relative to the module's root.
 	Main string
