@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/airlockhq/airlock/egress"
 	"github.com/airlockhq/airlock/egress/remote"
 	"github.com/airlockhq/airlock/internal/binaries"
 	"github.com/airlockhq/airlock/profile"
@@ -18,6 +19,12 @@ import (
 // did not take it.
 func gatewayOptions(p *profile.Profile, opts sandbox.Options) (sandbox.Options, *remote.Server, error) {
 	if m := p.Spec().Network.Mode; m == "" || m == profile.NetworkModeNone {
+		return opts, nil, nil
+	}
+	if egress.InProcess() != nil {
+		// A program that links the netstack serves it in process: this
+		// package's tests, which call dispatch (airlock itself links none,
+		// internal/binaries).
 		return opts, nil, nil
 	}
 	path, err := binaryPath(binaries.Gateway, fmt.Sprintf("network mode %q needs the egress gateway %s", p.Spec().Network.Mode, binaries.Gateway))
