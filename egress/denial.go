@@ -3,7 +3,6 @@ package egress
 import (
 	"net"
 	"strconv"
-	"sync"
 
 	"github.com/airlockhq/airlock/internal/visible"
 )
@@ -53,47 +52,4 @@ func (d Denial) String() string {
 	// The target is a name the sandbox asked for: escaped, it cannot end
 	// the line or send the terminal a sequence.
 	return verb + visible.Text(d.Target()) + " (" + visible.Text(d.Reason) + ")"
-}
-
-// maxDenials caps the distinct denials one run keeps: a program that
-// scans the address space must not grow the supervisor's memory.
-const maxDenials = 1000
-
-// denialLog keeps the distinct denials of one run, in order, and calls
-// notify once for each new one.
-type denialLog struct {
-	notify func(Denial)
-
-	mu      sync.Mutex
-	seen    map[Denial]bool
-	list    []Denial
-	dropped int
-}
-
-func (l *denialLog) add(d Denial) {
-	l.mu.Lock()
-	if l.seen[d] {
-		l.mu.Unlock()
-		return
-	}
-	if len(l.list) >= maxDenials {
-		l.dropped++
-		l.mu.Unlock()
-		return
-	}
-	if l.seen == nil {
-		l.seen = map[Denial]bool{}
-	}
-	l.seen[d] = true
-	l.list = append(l.list, d)
-	l.mu.Unlock()
-	if l.notify != nil {
-		l.notify(d)
-	}
-}
-
-func (l *denialLog) snapshot() ([]Denial, int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]Denial(nil), l.list...), l.dropped
 }

@@ -2,8 +2,9 @@
 // way out of the sandbox's network namespace.
 //
 // The sandbox gets a TAP device and nothing else. A Gateway serves that
-// device with a userspace TCP/IP stack (gVisor's netstack) in the
-// supervisor: every TCP connection the sandbox opens ends in the
+// device with a userspace TCP/IP stack (gVisor's netstack, in package
+// egress/netstack; in its own process through egress/remote): every TCP
+// connection the sandbox opens ends in the
 // Gateway, which checks the destination against a Policy and, when it is
 // allowed, dials the checked address itself from the host's network and
 // splices the two. The Gateway is also the sandbox's DNS server: it
@@ -22,9 +23,13 @@
 //
 // The package owns the allowlist syntax (Compile, ParseRule), the
 // addresses of the link between sandbox and gateway (TapName, SandboxIPv4,
-// GatewayIPv4, ...) and the Gateway. It does not create the TAP device or
-// the namespace: the sandbox's stage-2 helper does that inside the
-// sandbox and hands the device's descriptor to Serve.
+// GatewayIPv4, ...), Denial, and what a supervisor holds of a gateway:
+// the Gateway and Server interfaces and the registry of the in-process
+// Server (Register, InProcess). It imports no gVisor: the CLI, the hook
+// and workspace's policy parsing link it without the netstack. It does
+// not create the TAP device or the namespace: the sandbox's stage-2
+// helper does that inside the sandbox and hands the device's descriptor
+// to a Server.
 //
 // With network mode "all" the same Gateway allows every public address
 // (TCP, and UDP relayed per flow) and still refuses private and metadata

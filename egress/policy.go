@@ -63,6 +63,9 @@ type Policy struct {
 	public bool
 	// deny are the network deny entries (deny.go), checked first.
 	deny []Rule
+	// spec is what it was compiled from: a gateway in another process
+	// compiles the same Policy from it (egress/remote).
+	spec profile.NetworkSpec
 }
 
 // Compile builds the Policy of a profile's network settings.
@@ -85,7 +88,7 @@ type Policy struct {
 // cloud-metadata address is reachable only through a literal entry for
 // that exact address (and port and protocol), never through a name.
 func Compile(n profile.NetworkSpec) (*Policy, error) {
-	p := &Policy{}
+	p := &Policy{spec: profile.NetworkSpec{Mode: n.Mode, Allow: slices.Clone(n.Allow), Deny: slices.Clone(n.Deny)}}
 	switch n.Mode {
 	case profile.NetworkModeAllow:
 		if len(n.Allow) == 0 {
@@ -241,9 +244,15 @@ func (p *Policy) AllowsName(name string) bool {
 	return false
 }
 
-// keepsAnswer reports whether an address the resolver returned may be
+// Spec is the network settings the Policy was compiled from: Compile of
+// it gives the same Policy.
+func (p *Policy) Spec() profile.NetworkSpec {
+	return profile.NetworkSpec{Mode: p.spec.Mode, Allow: slices.Clone(p.spec.Allow), Deny: slices.Clone(p.spec.Deny)}
+}
+
+// KeepsAnswer reports whether an address the resolver returned may be
 // given to the sandbox: a public one, or one allowed as a literal.
-func (p *Policy) keepsAnswer(a netip.Addr) bool {
+func (p *Policy) KeepsAnswer(a netip.Addr) bool {
 	if AddressClass(a) == "" {
 		return true
 	}

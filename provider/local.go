@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	// The local provider's runs serve their networks in process.
+	_ "github.com/airlockhq/airlock/egress/netstack"
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
 	"github.com/airlockhq/airlock/workspace"

@@ -63,9 +63,9 @@ import (
 // connectBroker answers the connect notifier's stops for one run.
 type connectBroker struct {
 	listener  int
-	stop      int             // eventfd: written once by close
-	gw        *egress.Gateway // nil without a network
-	brokerTCP bool            // connect allowed TCP destinations with host sockets
+	stop      int            // eventfd: written once by close
+	gw        egress.Gateway // nil without a network
+	brokerTCP bool           // connect allowed TCP destinations with host sockets
 	unix      *unixGuard
 	guard     *createGuard // nil without the create guard
 	// maker makes the host sockets in the run's cgroup; nil without a
@@ -100,7 +100,7 @@ type connectBroker struct {
 // network namespace; gw is nil without a network, and brokerTCP says
 // whether the helper's Landlock domain refuses TCP connects, so that
 // host sockets may be handed over.
-func startConnectBroker(listener int, sandboxNS unix.Stat_t, gw *egress.Gateway, brokerTCP bool, g *unixGuard, cg *createGuard, maker *socketMaker, timeout time.Duration) (*connectBroker, error) {
+func startConnectBroker(listener int, sandboxNS unix.Stat_t, gw egress.Gateway, brokerTCP bool, g *unixGuard, cg *createGuard, maker *socketMaker, timeout time.Duration) (*connectBroker, error) {
 	b := &connectBroker{listener: listener, stop: -1, gw: gw, brokerTCP: brokerTCP && gw != nil, unix: g, guard: cg, maker: maker, timeout: timeout, sandboxNS: sandboxNS}
 	stop, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {

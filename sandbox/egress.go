@@ -18,7 +18,10 @@ import (
 // The egress layer's part of a run: the sandbox gets its own network
 // namespace holding a TAP device, which the helper creates and hands to
 // the supervisor; the supervisor serves it with an egress.Gateway for the
-// length of the run.
+// length of the run, from the Executor's egress.Server: the one
+// Options.Gateway names (airlock's CLI: a gateway process, egress/remote)
+// or the one in this process (egress/netstack, registered by importing
+// it).
 
 // maxDenialLines caps the "blocked ..." lines one run writes to stderr;
 // the Result keeps more.
@@ -82,7 +85,7 @@ func (p *Process) startGateway(h *guard.Handoff) error {
 	if err != nil {
 		return err
 	}
-	gw, err := egress.Serve(tap, egress.Config{
+	gw, err := p.e.gateway.Serve(tap, egress.Config{
 		Policy:   p.e.policy,
 		Resolver: p.e.opts.Resolver,
 		Dialer:   p.e.opts.Dialer,
@@ -152,13 +155,27 @@ func (p *Process) closeGateway() []Denial {
 	if gw == nil {
 		return out
 	}
-	gw.Close()
+	// Stopped, the gateway passes nothing and its denials are final; the
+	// TAP device's slow removal (egress.Stopper) is left to a goroutine
+	// instead of the run's end.
+	var failed error
+	if s, ok := gw.(egress.Stopper); ok {
+		s.Stop()
+		go s.Close()
+	} else {
+		failed = gw.Close()
+	}
 	list, dropped := gw.Denials()
 	for _, d := range list {
 		out = append(out, Denial{Kind: "network", Protocol: d.Protocol, Target: d.Target(), Reason: d.Reason, Live: p.stderr != nil})
 	}
 	if dropped > 0 {
 		out = append(out, Denial{Kind: "network", Target: "*", Reason: fmt.Sprintf("%d more distinct refusals, not listed", dropped), Live: p.stderr != nil})
+	}
+	if failed != nil {
+		// The gateway failed during the run: the sandbox's network was
+		// cut off from then on, and refusals after that are not listed.
+		out = append(out, Denial{Kind: "network", Target: "*", Reason: failed.Error()})
 	}
 	return out
 }

@@ -99,6 +99,7 @@ type Executor struct {
 	host    HostInfo
 	report  Report
 	policy  *egress.Policy // nil: no egress gateway (network none, or all without TUN)
+	gateway egress.Server  // serves the runs' TAP devices when policy is set
 
 	// The helper for the next run, cloned ahead of it (helper.go).
 	spec   helperSpec
@@ -122,6 +123,12 @@ type Options struct {
 	// Dialer opens the supervisor's side of the connections the egress
 	// layer allows. Nil means a net.Dialer with egress.DefaultDialTimeout.
 	Dialer *net.Dialer
+	// Gateway starts the egress gateway of each run whose profile has a
+	// network. Nil means the one of this process, egress.InProcess
+	// (importing egress/netstack registers it); with neither, New
+	// refuses such a profile. airlock's CLI names an egress/remote
+	// Server, which keeps gVisor's netstack out of its binary.
+	Gateway egress.Server
 	// KeepWarm clones the helper of the next run as each run starts, for
 	// an Executor that serves many runs. False warms one helper only, in
 	// New, for the first run; either way Close ends the one not taken.
@@ -203,18 +210,31 @@ func newExecutor(p *profile.Profile, opts Options, h HostInfo) (*Executor, error
 		return nil, &UnavailableError{Missing: missing}
 	}
 	var pol *egress.Policy
+	var gw egress.Server
 	if usesGateway(p.Spec().Network, h) {
 		var err error
 		if pol, err = egress.Compile(p.Spec().Network); err != nil {
 			h.idmapTrees.close()
 			return nil, err
 		}
+		if gw = opts.Gateway; gw == nil {
+			gw = egress.InProcess()
+		}
+		if gw == nil {
+			h.idmapTrees.close()
+			return nil, errNoGateway
+		}
 	}
 	// A supervisor killed outright cannot remove its run's cgroup; the
 	// next one does (not this one's warm helper's: its owner lives).
 	linux.SweepStale(h.cgroups)
-	return &Executor{profile: p, opts: opts, host: h, report: r, policy: pol, spec: newHelperSpec(p, h)}, nil
+	return &Executor{profile: p, opts: opts, host: h, report: r, policy: pol, gateway: gw, spec: newHelperSpec(p, h)}, nil
 }
+
+// errNoGateway: a program that neither imports egress/netstack nor names
+// an Options.Gateway cannot serve a network; refusing is the only choice
+// that neither shares the host's network nor silently cuts it off.
+var errNoGateway = errors.New("sandbox: the profile's network needs an egress gateway, and this program has none: import github.com/airlockhq/airlock/egress/netstack, or set Options.Gateway")
 
 func containsGuarantee(list []GuaranteeStatus, g profile.Guarantee) bool {
 	for _, s := range list {

@@ -78,7 +78,7 @@ type Process struct {
 	// egress.go); gwMu, not mu, guards gw, since the gateway starts
 	// while Start holds mu.
 	gwMu   sync.Mutex
-	gw     *egress.Gateway
+	gw     egress.Gateway
 	broker *connectBroker
 	// guards are the run's guards, in the order they start (guards.go).
 	guards      []guard.Run[Denial]

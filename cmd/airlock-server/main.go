@@ -17,6 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	// mcp's and exec's runs serve their networks in this process.
+	_ "github.com/airlockhq/airlock/egress/netstack"
 	"github.com/airlockhq/airlock/internal/cli"
 )
 

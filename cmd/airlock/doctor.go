@@ -43,8 +43,13 @@ Flags:
 	}
 	p := pol.Profile
 	rep := sandbox.ReportFor(p)
-	// Cold: doctor runs nothing, so no helper is cloned for it.
-	ex, runErr := sandbox.NewWithOptions(p, sandbox.Options{Cold: true})
+	// Cold: doctor runs nothing, so no helper is cloned for it, nor a
+	// gateway started.
+	var ex *sandbox.Executor
+	opts, _, runErr := gatewayOptions(p, sandbox.Options{Cold: true})
+	if runErr == nil {
+		ex, runErr = sandbox.NewWithOptions(p, opts)
+	}
 	if runErr == nil {
 		ex.Close()
 	}

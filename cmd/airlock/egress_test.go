@@ -7,12 +7,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/airlockhq/airlock/egress"
+	"github.com/airlockhq/airlock/internal/airlockbin"
+	"github.com/airlockhq/airlock/internal/binaries"
 	"github.com/airlockhq/airlock/internal/testnet"
 )
 
@@ -101,9 +105,10 @@ func TestRunNetUnprivileged(t *testing.T) {
 	if err := os.Chown(ws, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(root, "airlock")
-	if out, err := exec.Command("cp", buildAirlock(t), bin).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
+	// airlock-gateway too: it serves the run's network.
+	bin, err := airlockbin.CopyTo(buildAirlock(t), root)
+	if err != nil {
+		t.Fatal(err)
 	}
 	tun := filepath.Join(root, "tun")
 	if err := unix.Mknod(tun, unix.S_IFCHR|0o666, int(unix.Mkdev(10, 200))); err != nil {
@@ -173,4 +178,101 @@ except OSError as e:
 	if n := other.Accepted(); n != 0 {
 		t.Fatalf("the test host accepted %d connections on port 81", n)
 	}
+}
+
+// TestRunNetGatewayMissing: airlock-gateway is what serves a run's
+// network; without it beside airlock a run with --net refuses to start
+// (exit 125, one line naming it), and one without a network still runs.
+func TestRunNetGatewayMissing(t *testing.T) {
+	dir := t.TempDir()
+	bin, err := airlockbin.CopyTo(buildAirlock(t), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, binaries.Gateway)); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	code, _, errOut := runCLI(t, bin, "run", "--workspace", ws, "--net", "10.213.15.2:80", "--", "touch", "ran")
+	if code != 125 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "needs the egress gateway airlock-gateway") || !strings.Contains(errOut, "go build -o DIR/ ./cmd/...") {
+		t.Fatalf("--net without airlock-gateway: exit %d stderr %q; want 125 and one line naming airlock-gateway and how to build it", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Fatal("the command ran without its egress gateway")
+	}
+	if code, _, errOut := runCLI(t, bin, "run", "--workspace", ws, "--", "touch", "ran"); code != 0 {
+		t.Fatalf("a run without a network needs no gateway: exit %d stderr %q", code, errOut)
+	}
+}
+
+// TestRunNetGatewayDies: when the gateway's process dies during a run,
+// the sandbox's network is cut off (the next connection fails; nothing
+// passes unchecked), and the report says that the gateway ended.
+func TestRunNetGatewayDies(t *testing.T) {
+	testnet.Require(t)
+	testnet.RequireTools(t, "curl")
+	h := testnet.NewHost(t, "10.213.15.0/24", "fd00:a1:15::/64")
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello cli\n") })}
+	go srv.Serve(h.ListenTCP(t, "", 80))
+	t.Cleanup(func() { srv.Close() })
+	bin := buildAirlock(t)
+	gateway := filepath.Join(filepath.Dir(bin), binaries.Gateway)
+	ws := t.TempDir()
+	host := h.Addr4.String()
+	report := filepath.Join(t.TempDir(), "report.json")
+
+	done := make(chan struct{})
+	killed := make(chan int, 1)
+	go func() {
+		defer close(killed)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := os.Stat(filepath.Join(ws, "first")); err != nil {
+				continue
+			}
+			pid := processOf(gateway)
+			if pid > 0 {
+				unix.Kill(pid, unix.SIGKILL)
+			}
+			os.WriteFile(filepath.Join(ws, "gone"), nil, 0o644)
+			killed <- pid
+			return
+		}
+	}()
+	code, out, errOut := runCLI(t, bin, "run", "--workspace", ws, "--net", host+":80", "--report", report, "--",
+		"sh", "-c", "curl -sS --max-time 5 http://"+host+"/ && touch first && while [ ! -e gone ]; do sleep 0.05; done; curl -sS --max-time 3 http://"+host+"/")
+	close(done)
+	if pid := <-killed; pid <= 0 {
+		t.Fatalf("no airlock-gateway process found to kill (exit %d stdout %q stderr %q)", code, out, errOut)
+	}
+	if code == 0 || out != "hello cli\n" {
+		t.Fatalf("exit %d stdout %q stderr %q; want the first page only, and the second connection to fail", code, out, errOut)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "the egress gateway ended during the run") {
+		t.Fatalf("the report does not say the gateway ended: %s", b)
+	}
+}
+
+// processOf returns the pid of a process running the executable at path
+// (0: none).
+func processOf(path string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == path {
+			return pid
+		}
+	}
+	return 0
 }

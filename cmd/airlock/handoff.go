@@ -27,7 +27,7 @@ func handOff(name string) func(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "airlock %s: no other binary holds this command\n", name)
 			return exitUsage
 		}
-		path, err := binaryPath(holder.Name)
+		path, err := binaryPath(holder.Name, "this command is in "+holder.Name)
 		if err == nil {
 			err = syscall.Exec(path, append([]string{path, name}, args...), os.Environ())
 		}
@@ -38,8 +38,9 @@ func handOff(name string) func(args []string, stdout, stderr io.Writer) int {
 
 // binaryPath is the binary named name beside the running airlock (its
 // real path: a symlink to airlock finds it beside the target), or an
-// error that says how to get it there.
-func binaryPath(name string) (string, error) {
+// error that says how to get it there; need starts the error's sentence
+// ("this command is in airlock-server").
+func binaryPath(name, need string) (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("cannot find airlock's own executable to look for %s beside it: %w", name, err)
@@ -48,11 +49,11 @@ func binaryPath(name string) (string, error) {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("this command is in %s, which is not beside airlock (%s is missing); build both into one directory with 'CGO_ENABLED=0 go build -o DIR/ ./cmd/...' from airlock's source, or copy %s next to %s", name, path, name, self)
+		return "", fmt.Errorf("%s, which is not beside airlock (%s is missing); build them into one directory with 'CGO_ENABLED=0 go build -o DIR/ ./cmd/...' from airlock's source, or copy %s next to %s", need, path, name, self)
 	case err != nil:
-		return "", fmt.Errorf("this command is in %s: %w", name, err)
+		return "", fmt.Errorf("%s: %w", need, err)
 	case st.IsDir() || st.Mode().Perm()&0o111 == 0:
-		return "", fmt.Errorf("this command is in %s, but %s is not an executable file; rebuild it with 'CGO_ENABLED=0 go build -o DIR/ ./cmd/...'", name, path)
+		return "", fmt.Errorf("%s, but %s is not an executable file; rebuild it with 'CGO_ENABLED=0 go build -o DIR/ ./cmd/...'", need, path)
 	}
 	return path, nil
 }

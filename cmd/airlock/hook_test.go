@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/airlockhq/airlock/audit"
+	"github.com/airlockhq/airlock/internal/airlockbin"
 	"github.com/airlockhq/airlock/internal/sandboxtest"
 )
 
@@ -94,7 +95,9 @@ func newHookEnv(t *testing.T, bin string, asNobody bool) hookEnv {
 	e := hookEnv{asNobody: asNobody, bin: filepath.Join(root, "airlock"),
 		ws: filepath.Join(root, "ws"), home: filepath.Join(root, "home"), grants: filepath.Join(root, "state", "grants"),
 		log: filepath.Join(root, "state", "audit.jsonl")}
-	copyBinary(t, bin, e.bin)
+	// With airlock-gateway: the hook's runs may have a network.
+	_, err = airlockbin.CopyTo(bin, root)
+	must(t, err)
 	for _, d := range []string{e.ws, e.home, filepath.Dir(e.grants)} {
 		must(t, os.MkdirAll(d, 0o700))
 	}
@@ -168,13 +171,6 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-func copyBinary(t *testing.T, src, dst string) {
-	t.Helper()
-	data, err := os.ReadFile(src)
-	must(t, err)
-	must(t, os.WriteFile(dst, data, 0o755))
 }
 
 // TestHookSandboxRewrite is the proof: the rewritten command,

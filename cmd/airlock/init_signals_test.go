@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airlockhq/airlock/internal/airlockbin"
 )
 
 // unprivilegedRun returns a runner of the built CLI as uid 65534 with a
@@ -51,8 +53,10 @@ func unprivilegedCommand(t *testing.T, bin string) (ws string, argv func(args ..
 			t.Fatal(err)
 		}
 	}
-	copyBinary(t, bin, filepath.Join(root, "airlock"))
-	bin = filepath.Join(root, "airlock")
+	bin, err = airlockbin.CopyTo(bin, root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return ws, func(args ...string) []string {
 		return append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "env", "HOME=" + home, bin}, args...)
 	}

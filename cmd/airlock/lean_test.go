@@ -31,7 +31,7 @@ func TestSubcommandsAsListed(t *testing.T) {
 			// Asked for its help, airlock's own command prints it; a
 			// handed-off one, run where its binary is missing (beside
 			// the test binary), says which binary it looked for.
-			if _, err := binaryPath(b.Name); err == nil && b.Name != binaries.Airlock {
+			if _, err := binaryPath(b.Name, "test"); err == nil && b.Name != binaries.Airlock {
 				// It would exec and replace this test process.
 				t.Errorf("%s is beside the test binary; run the test from go test's own directory", b.Name)
 				continue

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airlockhq/airlock/internal/airlockbin"
 )
 
 // TestRunNetAllWithoutTun: `airlock run --net all` by an ordinary user on
@@ -39,9 +41,10 @@ func TestRunNetAllWithoutTun(t *testing.T) {
 	must(os.Chmod(root, 0o755))
 	must(os.Mkdir(ws, 0o755))
 	must(os.Chown(ws, 65534, 65534))
-	bin := filepath.Join(root, "airlock")
-	if out, err := exec.Command("cp", buildAirlock(t), bin).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
+	// airlock-gateway too: it serves the run's network.
+	bin, err := airlockbin.CopyTo(buildAirlock(t), root)
+	if err != nil {
+		t.Fatal(err)
 	}
 	run := func(net string) (int, string, string) {
 		cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",

@@ -100,6 +100,17 @@ Flags:
 		return exitSetup
 	}
 	p := pol.Profile
+	// The gateway's process starts now, so that its start overlaps the
+	// run's preparation instead of following the TAP device's hand-over.
+	opts, gw, err := gatewayOptions(p, sandbox.Options{})
+	if err != nil {
+		fmt.Fprintln(stderr, "airlock run:", visible.Text(err.Error()))
+		return exitSetup
+	}
+	if gw != nil {
+		gw.Warm()
+		defer gw.Close()
+	}
 	if err := checkPublish(publish, p); err != nil {
 		fmt.Fprintln(stderr, "airlock run:", visible.Text(err.Error()))
 		return exitUsage
@@ -118,7 +129,7 @@ Flags:
 		return exitSetup
 	}
 	defer reportOut.Close()
-	ex, err := newRunExecutor(p, *grantTok, *execID)
+	ex, err := newRunExecutor(p, *grantTok, *execID, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "airlock:", visible.Text(err.Error()))
 		return exitSetup

@@ -13,10 +13,10 @@ import (
 // newRunExecutor returns the Executor for airlock run: with --grant, one
 // that redeems the gate's grant before anything runs, with the key and
 // ledger the hook that issued it used (grant.DefaultDir, shared through
-// $AIRLOCK_GRANT_DIR).
-func newRunExecutor(p *profile.Profile, token, execID string) (*sandbox.Executor, error) {
+// $AIRLOCK_GRANT_DIR). opts carry the rest (the egress gateway).
+func newRunExecutor(p *profile.Profile, token, execID string, opts sandbox.Options) (*sandbox.Executor, error) {
 	if token == "" {
-		return sandbox.New(p)
+		return sandbox.NewWithOptions(p, opts)
 	}
 	if execID == "" {
 		return nil, errors.New("--grant needs the --execution-id it was issued for")
@@ -25,7 +25,8 @@ func newRunExecutor(p *profile.Profile, token, execID string) (*sandbox.Executor
 	if err != nil {
 		return nil, err
 	}
-	return sandbox.NewWithOptions(p, sandbox.Options{Grants: iss})
+	opts.Grants = iss
+	return sandbox.NewWithOptions(p, opts)
 }
 
 // grantClaims is the claim --grant makes: the command.execute of the whole

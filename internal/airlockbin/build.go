@@ -1,8 +1,9 @@
 // Package airlockbin builds airlock's binaries from this source tree for
 // the tests and benchmarks that run the CLI as a user would: airlock
-// (cmd/airlock) and airlock-server (cmd/airlock-server), side by side in
-// one directory, because airlock hands mcp, exec and serve to the
-// airlock-server beside it.
+// (cmd/airlock), airlock-server (cmd/airlock-server) and airlock-gateway
+// (cmd/airlock-gateway), side by side in one directory, because airlock
+// hands mcp, exec and serve to the airlock-server beside it and serves a
+// run's network from the airlock-gateway beside it.
 //
 // What it does not do: run them, or decide where a test keeps its state.
 package airlockbin
@@ -20,19 +21,23 @@ import (
 var Packages = []string{
 	"github.com/airlockhq/airlock/cmd/airlock",
 	"github.com/airlockhq/airlock/cmd/airlock-server",
+	"github.com/airlockhq/airlock/cmd/airlock-gateway",
 }
 
-// Build compiles both binaries into dir with one go build (the README's
+// names are the binaries' file names, in the order of Packages.
+var names = []string{"airlock", "airlock-server", "airlock-gateway"}
+
+// Build compiles the binaries into dir with one go build (the README's
 // way: "go build -o DIR/ ./cmd/...") and returns airlock's path.
 // extraArgs go to go build before the packages (-trimpath, -ldflags=...).
 func Build(dir string, extraArgs ...string) (string, error) {
 	args := append([]string{"build", "-o", dir + string(filepath.Separator)}, extraArgs...)
 	cmd := exec.Command("go", append(args, Packages...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building airlock and airlock-server: %v\n%s", err, out)
+		return "", fmt.Errorf("building airlock, airlock-server and airlock-gateway: %v\n%s", err, out)
 	}
 	bin := filepath.Join(dir, "airlock")
-	for _, name := range []string{"airlock", "airlock-server"} {
+	for _, name := range names {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			return "", fmt.Errorf("go build left no %s in %s: %w", name, dir, err)
 		}
@@ -57,11 +62,11 @@ func Server(bin string) string {
 	return filepath.Join(filepath.Dir(bin), "airlock-server")
 }
 
-// CopyTo copies the airlock at bin and the airlock-server beside it into
-// dir (mode 0755, for a test that runs them as another user from a
+// CopyTo copies the airlock at bin and the binaries beside it into dir (mode 0755, for a test that runs them as another user from a
 // directory that user may read) and returns the copy of airlock.
 func CopyTo(bin, dir string) (string, error) {
-	for _, src := range []string{bin, Server(bin)} {
+	for _, name := range names {
+		src := filepath.Join(filepath.Dir(bin), name)
 		data, err := os.ReadFile(src)
 		if err != nil {
 			return "", err

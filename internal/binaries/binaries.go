@@ -5,14 +5,16 @@
 // TestLeanImports holds each binary's link set to Excludes with
 // `go list -deps`.
 //
-// Why there are two: every start of a Go program pays the runtime and
+// Why there are three: every start of a Go program pays the runtime and
 // every package init of the binary, and the page faults of what it maps,
 // before main. airlock starts once per tool call, as the hook and as the
 // supervisor of a run, and the same file is re-executed (/proc/self/exe)
 // as the sandbox's stage-2 helper and guard proxy, so each run starts it
 // three times; what it links is paid on each. airlock-server's commands
 // start once per session or daemon, or drive a container whose own start
-// dwarfs theirs, so the heavy dependencies live there.
+// dwarfs theirs, so the heavy dependencies live there. airlock-gateway
+// holds gVisor's netstack, the egress gateway a run with a network
+// starts once (egress/remote).
 //
 // The package holds only constants and functions that build the table
 // when called: importing it adds nothing to a start.
@@ -26,11 +28,12 @@ import "strings"
 const (
 	Airlock = "airlock"
 	Server  = "airlock-server"
+	Gateway = "airlock-gateway"
 )
 
 // Binary is one executable built from this module.
 type Binary struct {
-	// Name is its file name: Airlock or Server.
+	// Name is its file name: Airlock, Server or Gateway.
 	Name string
 	// Main is its main package, relative to the module's root.
 	Main string
@@ -70,6 +73,15 @@ func heavy() []string {
 	}
 }
 
+// netstack is the egress gateway's userspace TCP/IP stack: gVisor, and
+// the one package of the module that imports it.
+func netstack() []string {
+	return []string{
+		"gvisor.dev/",
+		"github.com/airlockhq/airlock/egress/netstack",
+	}
+}
+
 // All returns every binary, airlock first.
 func All() []Binary {
 	return []Binary{
@@ -79,14 +91,27 @@ func All() []Binary {
 			// run and hook start once per tool call; doctor, policy,
 			// audit and init are small and share their packages.
 			Commands: []string{"run", "hook", "doctor", "policy", "audit", "init"},
-			Excludes: heavy(),
+			// No netstack either: a run with a network serves it from
+			// airlock-gateway (egress/remote). gVisor was 2.8 MB of the
+			// binary and 34 of its package inits, paid by every hook
+			// call and three times by every run (docs/BENCHMARKS.md,
+			// i21slim).
+			Excludes: append(heavy(), netstack()...),
 			Includes: []string{
 				"github.com/airlockhq/airlock/sandbox",
 				"github.com/airlockhq/airlock/integrations/claudecode",
-				// The egress gateway's netstack is linked: run's
-				// supervisor serves the sandbox's network in its own
-				// process (docs/BENCHMARKS.md, i21hook3, has what moving
-				// it out would save and cost).
+				"github.com/airlockhq/airlock/egress/remote",
+			},
+		},
+		{
+			Name: Gateway,
+			Main: "cmd/airlock-gateway",
+			// One run's egress gateway, started by airlock run; it runs
+			// no subcommand and needs none of the heavy dependencies.
+			Excludes: heavy(),
+			Includes: []string{
+				"github.com/airlockhq/airlock/egress/netstack",
+				"github.com/airlockhq/airlock/egress/remote",
 				"gvisor.dev/gvisor/pkg/tcpip/stack",
 			},
 		},

@@ -79,7 +79,10 @@ func TestTable(t *testing.T) {
 		"github.com/airlockhq/airlock/serverless":      false,
 		"github.com/google/jsonschema-go/jsonschema":   true,
 		"github.com/airlockhq/airlock/sandbox":         false,
-		"gvisor.dev/gvisor/pkg/tcpip/stack":            false,
+		"gvisor.dev/gvisor/pkg/tcpip/stack":            true,
+		"github.com/airlockhq/airlock/egress/netstack": true,
+		"github.com/airlockhq/airlock/egress":          false,
+		"github.com/airlockhq/airlock/egress/remote":   false,
 		"github.com/airlockhq/airlock/integrations/mc": false,
 	} {
 		if got := airlock.Excluded(pkg); got != want {

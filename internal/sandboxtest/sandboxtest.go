@@ -32,6 +32,8 @@ import (
 	"testing"
 	"time"
 
+	// The tests' sandboxes serve their networks in process.
+	_ "github.com/airlockhq/airlock/egress/netstack"
 	"github.com/airlockhq/airlock/profile"
 	"github.com/airlockhq/airlock/sandbox"
 )

@@ -7,13 +7,14 @@ import (
 )
 
 // GatewayGoroutines lists the stacks of this process's goroutines that run
-// code of the egress package or of gVisor's netstack.
+// code of the egress gateway (egress, egress/netstack, egress/remote) or
+// of gVisor's netstack.
 func GatewayGoroutines() []string {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "airlock/egress.") || strings.Contains(g, "gvisor.dev/gvisor") {
+		if strings.Contains(g, "airlock/egress.") || strings.Contains(g, "airlock/egress/netstack.") || strings.Contains(g, "airlock/egress/remote.") || strings.Contains(g, "gvisor.dev/gvisor") {
 			out = append(out, g)
 		}
 	}

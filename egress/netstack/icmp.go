@@ -1,6 +1,7 @@
-package egress
+package netstack
 
 import (
+	"github.com/airlockhq/airlock/egress"
 	"net/netip"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -27,7 +28,7 @@ func newICMPFilter(child stack.LinkEndpoint, g *Gateway) *icmpFilter {
 // DeliverNetworkPacket implements stack.NetworkDispatcher.
 func (f *icmpFilter) DeliverNetworkPacket(proto tcpip.NetworkProtocolNumber, pkt *stack.PacketBuffer) {
 	if dst, ok := echoRequestTo(proto, pkt); ok && !f.g.isGateway(dst) {
-		f.g.deny(Denial{Protocol: ProtoICMP, Host: dst.String(), Reason: "ICMP beyond the gateway is not forwarded"})
+		f.g.deny(egress.Denial{Protocol: egress.ProtoICMP, Host: dst.String(), Reason: "ICMP beyond the gateway is not forwarded"})
 		return
 	}
 	f.Endpoint.DeliverNetworkPacket(proto, pkt)

@@ -1,4 +1,4 @@
-package egress
+package netstack
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package egress_test
+package netstack_test
 
 import (
 	"bufio"
@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/airlockhq/airlock/egress"
+	"github.com/airlockhq/airlock/egress/netstack"
 	"github.com/airlockhq/airlock/internal/testnet"
 	"github.com/airlockhq/airlock/profile"
 )
@@ -66,7 +67,7 @@ type lab struct {
 	pub      *testnet.Host
 	priv     *testnet.Host
 	dns      *testnet.DNSServer
-	gw       *egress.Gateway
+	gw       egress.Gateway
 	caPath   string
 	http8081 *testnet.CountingListener
 	udpSink  net.PacketConn
@@ -157,14 +158,16 @@ func newLab(t *testing.T, mode string, allow ...string) *lab {
 		return nil
 	}}
 	before := testnet.GatewayGoroutines()
-	l.gw, err = egress.Serve(tap, egress.Config{
-		Policy: pol, Resolver: l.dns.Resolver(), Dialer: dialer,
-		OnDenial: func(d egress.Denial) {
-			l.mu.Lock()
-			l.denials = append(l.denials, d)
-			l.mu.Unlock()
-		},
-	})
+	onDenial := func(d egress.Denial) {
+		l.mu.Lock()
+		l.denials = append(l.denials, d)
+		l.mu.Unlock()
+	}
+	if viaRemote {
+		l.gw, err = serveRemote(t, tap, egress.Config{Policy: pol, OnDenial: onDenial}, egress.Config{Resolver: l.dns.Resolver(), Dialer: dialer})
+	} else {
+		l.gw, err = netstack.Serve(tap, egress.Config{Policy: pol, Resolver: l.dns.Resolver(), Dialer: dialer, OnDenial: onDenial})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

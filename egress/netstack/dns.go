@@ -1,10 +1,11 @@
-package egress
+package netstack
 
 import (
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/airlockhq/airlock/egress"
 	"io"
 	"net"
 	"net/netip"
@@ -99,7 +100,7 @@ func (g *Gateway) answer(msg []byte, max int) []byte {
 		return dnsResponse(q, rcodeRefused, nil, 0, max)
 	}
 	if !q.plainLabels || !g.policy.AllowsName(q.name) {
-		g.deny(Denial{Protocol: ProtoDNS, Host: printable(q.name), Reason: "not in allowlist"})
+		g.deny(egress.Denial{Protocol: egress.ProtoDNS, Host: printable(q.name), Reason: "not in allowlist"})
 		return dnsResponse(q, rcodeNXDomain, nil, 0, max)
 	}
 	if q.qtype != dnsTypeA && q.qtype != dnsTypeAAAA {
@@ -139,15 +140,15 @@ func (g *Gateway) resolve(name string, qtype uint16) ([]netip.Addr, int) {
 	var keep, refused []netip.Addr
 	for _, a := range found {
 		a = a.Unmap()
-		if g.policy.keepsAnswer(a) {
+		if g.policy.KeepsAnswer(a) {
 			keep = append(keep, a)
 		} else {
 			refused = append(refused, a)
 		}
 	}
 	if len(refused) > 0 {
-		g.deny(Denial{Protocol: ProtoDNS, Host: name,
-			Reason: fmt.Sprintf("resolves to %s, %s; only an exact literal entry can allow it", refused[0], AddressClass(refused[0]))})
+		g.deny(egress.Denial{Protocol: egress.ProtoDNS, Host: name,
+			Reason: fmt.Sprintf("resolves to %s, %s; only an exact literal entry can allow it", refused[0], egress.AddressClass(refused[0]))})
 	}
 	// Remembered before the answer leaves: a connection can never race
 	// ahead of its address being known.

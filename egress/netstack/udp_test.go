@@ -1,4 +1,4 @@
-package egress_test
+package netstack_test
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlockhq/airlock/egress"
+	"github.com/airlockhq/airlock/egress/netstack"
 	"github.com/airlockhq/airlock/internal/testnet"
 	"github.com/airlockhq/airlock/profile"
 )
@@ -115,7 +115,7 @@ func addPublicAddr(t *testing.T, l *lab, addr string) {
 func udpFlows() int {
 	n := 0
 	for _, g := range testnet.GatewayGoroutines() {
-		if strings.Contains(g, "egress.(*udpRelay).run(") {
+		if strings.Contains(g, "netstack.(*udpRelay).run(") {
 			n++
 		}
 	}
@@ -378,7 +378,7 @@ func TestGatewayUDPClose(t *testing.T) {
 func TestGatewayUDPIdle(t *testing.T) {
 	testnet.RequireTools(t, "python3")
 	const idle = time.Second
-	egress.SetUDPLimits(t, idle, 512)
+	netstack.SetUDPLimits(t, idle, 512)
 	l := newLab(t, profile.NetworkModeAllow, "allowed.test:5353/udp")
 	echo := newUDPEcho(l.udpSink)
 	dst := netip.AddrPortFrom(l.pub.Addr4, 5353)
@@ -412,7 +412,7 @@ func TestGatewayUDPIdle(t *testing.T) {
 // gives way to a new one.
 func TestGatewayUDPFlowBound(t *testing.T) {
 	testnet.RequireTools(t, "python3")
-	egress.SetUDPLimits(t, time.Minute, 2)
+	netstack.SetUDPLimits(t, time.Minute, 2)
 	l := newLab(t, profile.NetworkModeAllow, "allowed.test:5353/udp")
 	echo := newUDPEcho(l.udpSink)
 	s := startUDPSession(t, l, "allowed.test", "5353")

@@ -1,7 +1,8 @@
-package egress
+package netstack
 
 import (
 	"errors"
+	"github.com/airlockhq/airlock/egress"
 	"net"
 	"net/netip"
 	"sync"
@@ -35,7 +36,7 @@ const maxDatagram = 65535
 // the gateway's DNS port and has no flow yet. Allowed ones start a flow:
 // the sandbox's 4-tuple on one side, a UDP socket the supervisor dials to
 // exactly the checked destination on the other, so answers come only
-// from there. Refused ones become a Denial, and the stack answers ICMP
+// from there. Refused ones become an egress.Denial, and the stack answers ICMP
 // port unreachable, so a connected socket learns of the refusal.
 type udpRelay struct {
 	g *Gateway
@@ -75,7 +76,7 @@ func (u *udpRelay) handle(r *udp.ForwarderRequest) bool {
 		if len(names) > 0 {
 			host = names[len(names)-1]
 		}
-		g.deny(Denial{Protocol: ProtoUDP, Host: host, Port: port, Reason: reason})
+		g.deny(egress.Denial{Protocol: egress.ProtoUDP, Host: host, Port: port, Reason: reason})
 		return false
 	}
 	if !g.enter() {

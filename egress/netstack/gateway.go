@@ -1,9 +1,10 @@
-package egress
+package netstack
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/airlockhq/airlock/egress"
 	"io"
 	"net"
 	"net/netip"
@@ -25,29 +26,8 @@ import (
 	"gvisor.dev/gvisor/pkg/waiter"
 )
 
-// The sandbox's side of the link. The sandbox holds the ".100" addresses
-// as host routes (/32, /128) with the gateway as its only neighbour, so
-// every destination but its own address goes to the gateway.
+// Limits of one gateway.
 const (
-	TapName     = "eth0"
-	MTU         = 65520 // the largest a TAP takes: few, large segments per byte
-	SandboxIPv4 = "10.0.2.100"
-	GatewayIPv4 = "10.0.2.2"
-	SandboxIPv6 = "fd41:6972:6c6b::100"
-	GatewayIPv6 = "fd41:6972:6c6b::2"
-	// GatewayMAC and SandboxMAC are the two link addresses on the TAP.
-	// Both ends know both from the start (static neighbour entries), so
-	// the first connection waits for no ARP or neighbour discovery.
-	GatewayMAC = "02:41:69:72:00:02"
-	SandboxMAC = "02:41:69:72:00:64"
-	// DNSPort is the only port the gateway serves itself.
-	DNSPort = 53
-)
-
-// Defaults of Config's zero values.
-const (
-	DefaultDialTimeout   = 30 * time.Second
-	DefaultLookupTimeout = 5 * time.Second
 	// answerTTL is the TTL of the DNS answers; the gateway remembers the
 	// addresses for the whole run regardless.
 	answerTTL = 60
@@ -61,29 +41,10 @@ const (
 
 const nicID tcpip.NICID = 1
 
-// Config configures a Gateway. Only Policy is required.
-type Config struct {
-	// Policy decides what the sandbox may reach.
-	Policy *Policy
-	// Resolver resolves the names the Policy allows. Nil means
-	// net.DefaultResolver (the host's resolv.conf). Tests point it at a
-	// DNS server of their own.
-	Resolver *net.Resolver
-	// Dialer opens the host-side connections. Nil means a net.Dialer with
-	// DefaultDialTimeout.
-	Dialer *net.Dialer
-	// LookupTimeout bounds one DNS lookup; zero means
-	// DefaultLookupTimeout.
-	LookupTimeout time.Duration
-	// OnDenial, if set, is called once for each distinct Denial, from the
-	// gateway's goroutines, as it happens.
-	OnDenial func(Denial)
-}
-
 // Gateway serves one sandbox's TAP device. Build it with Serve; Close
 // ends every connection and stops everything it started.
 type Gateway struct {
-	policy   *Policy
+	policy   *egress.Policy
 	resolver *net.Resolver
 	dialer   *net.Dialer
 	lookupTO time.Duration
@@ -97,6 +58,8 @@ type Gateway struct {
 	cancel context.CancelFunc
 	lookup chan struct{} // semaphore of concurrent lookups
 
+	fdOnce sync.Once // Close's close of fd
+
 	mu       sync.Mutex
 	closed   bool
 	wg       sync.WaitGroup
@@ -106,10 +69,10 @@ type Gateway struct {
 }
 
 // Serve starts a Gateway on tap, a TAP device (IFF_TAP|IFF_NO_PI) whose
-// other side is the sandbox's TapName configured with SandboxIPv4 and
-// SandboxIPv6. Serve takes ownership of tap: Close closes it, and so does
-// a failed Serve.
-func Serve(tap *os.File, cfg Config) (*Gateway, error) {
+// other side is the sandbox's egress.TapName configured with
+// egress.SandboxIPv4 and egress.SandboxIPv6. Serve takes ownership of
+// tap: Close closes it, and so does a failed Serve.
+func Serve(tap *os.File, cfg egress.Config) (*Gateway, error) {
 	if tap == nil {
 		return nil, errors.New("egress: nil TAP device")
 	}
@@ -131,8 +94,8 @@ func Serve(tap *os.File, cfg Config) (*Gateway, error) {
 		lookupTO: cfg.LookupTimeout,
 		denials:  denialLog{notify: cfg.OnDenial},
 		fd:       fd,
-		gw4:      netip.MustParseAddr(GatewayIPv4),
-		gw6:      netip.MustParseAddr(GatewayIPv6),
+		gw4:      netip.MustParseAddr(egress.GatewayIPv4),
+		gw6:      netip.MustParseAddr(egress.GatewayIPv6),
 		lookup:   make(chan struct{}, maxLookups),
 		conns:    map[net.Conn]struct{}{},
 		resolved: map[netip.Addr][]string{},
@@ -141,10 +104,10 @@ func Serve(tap *os.File, cfg Config) (*Gateway, error) {
 		g.resolver = net.DefaultResolver
 	}
 	if g.dialer == nil {
-		g.dialer = &net.Dialer{Timeout: DefaultDialTimeout}
+		g.dialer = &net.Dialer{Timeout: egress.DefaultDialTimeout}
 	}
 	if g.lookupTO == 0 {
-		g.lookupTO = DefaultLookupTimeout
+		g.lookupTO = egress.DefaultLookupTimeout
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.pinDenied()
@@ -157,17 +120,17 @@ func Serve(tap *os.File, cfg Config) (*Gateway, error) {
 
 // start builds the stack on the TAP and starts the DNS servers.
 func (g *Gateway) start() error {
-	mac, err := tcpip.ParseMACAddress(GatewayMAC)
+	mac, err := tcpip.ParseMACAddress(egress.GatewayMAC)
 	if err != nil {
 		return err
 	}
-	sandboxMAC, err := tcpip.ParseMACAddress(SandboxMAC)
+	sandboxMAC, err := tcpip.ParseMACAddress(egress.SandboxMAC)
 	if err != nil {
 		return err
 	}
 	link, err := fdbased.New(&fdbased.Options{
 		FDs:            []int{g.fd},
-		MTU:            MTU,
+		MTU:            egress.MTU,
 		EthernetHeader: true,
 		Address:        mac,
 		// The sandbox's kernel checksums what it sends; verifying again
@@ -223,8 +186,8 @@ func (g *Gateway) start() error {
 		proto tcpip.NetworkProtocolNumber
 		addr  tcpip.Address
 	}{
-		{ipv4.ProtocolNumber, tcpip.AddrFrom4(netip.MustParseAddr(SandboxIPv4).As4())},
-		{ipv6.ProtocolNumber, tcpip.AddrFrom16(netip.MustParseAddr(SandboxIPv6).As16())},
+		{ipv4.ProtocolNumber, tcpip.AddrFrom4(netip.MustParseAddr(egress.SandboxIPv4).As4())},
+		{ipv6.ProtocolNumber, tcpip.AddrFrom16(netip.MustParseAddr(egress.SandboxIPv6).As16())},
 	} {
 		if err := s.AddStaticNeighbor(nicID, n.proto, n.addr, sandboxMAC); err != nil {
 			return fmt.Errorf("egress: neighbour %s: %s", n.addr, err)
@@ -252,7 +215,7 @@ func (g *Gateway) start() error {
 		{tcpip.AddrFrom4(g.gw4.As4()), ipv4.ProtocolNumber},
 		{tcpip.AddrFrom16(g.gw6.As16()), ipv6.ProtocolNumber},
 	} {
-		local := tcpip.FullAddress{NIC: nicID, Addr: gw.addr, Port: DNSPort}
+		local := tcpip.FullAddress{NIC: nicID, Addr: gw.addr, Port: egress.DNSPort}
 		uc, err := gonet.DialUDP(s, &local, nil, gw.proto)
 		if err != nil {
 			return fmt.Errorf("egress: DNS on %s:53/udp: %w", gw.addr, err)
@@ -272,16 +235,29 @@ func (g *Gateway) start() error {
 
 // Denials returns the distinct refusals so far, in order, and how many
 // more were not kept (beyond a thousand distinct ones).
-func (g *Gateway) Denials() ([]Denial, int) { return g.denials.snapshot() }
+func (g *Gateway) Denials() ([]egress.Denial, int) { return g.denials.snapshot() }
 
-// Close tears down every connection, stops the DNS servers and the stack,
-// waits for every goroutine the Gateway started, and closes the TAP. It is
-// safe to call more than once.
+// Close stops the Gateway (Stop) and closes the TAP device. It is safe
+// to call more than once.
 func (g *Gateway) Close() error {
+	g.Stop()
+	var err error
+	g.fdOnce.Do(func() { err = unix.Close(g.fd) })
+	return err
+}
+
+// Stop tears down every connection, stops the DNS servers and the stack,
+// and waits for every goroutine the Gateway started: nothing reaches the
+// sandbox or the host after it, and Denials is final. It leaves the TAP
+// device open for Close, whose close of the last descriptor removes the
+// device, which waits for the kernel's RCU grace periods (about 20 ms
+// here): a gateway in its own process answers its supervisor first
+// (egress/remote). It is safe to call more than once.
+func (g *Gateway) Stop() {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		return nil
+		return
 	}
 	g.closed = true
 	servers := g.servers
@@ -307,7 +283,14 @@ func (g *Gateway) Close() error {
 	if g.stack != nil {
 		g.stack.Wait()
 	}
-	return unix.Close(g.fd)
+}
+
+// isClosed: a closed gateway permits nothing, as one in another process
+// that has stopped (egress/remote).
+func (g *Gateway) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
 }
 
 // enter registers a goroutine that works for the gateway; false once the
@@ -322,7 +305,7 @@ func (g *Gateway) enter() bool {
 	return true
 }
 
-func (g *Gateway) deny(d Denial) { g.denials.add(d) }
+func (g *Gateway) deny(d egress.Denial) { g.denials.add(d) }
 
 func (g *Gateway) isGateway(a netip.Addr) bool { return a == g.gw4 || a == g.gw6 }
 
@@ -384,10 +367,10 @@ func (g *Gateway) handleTCP(r *tcp.ForwarderRequest) {
 }
 
 // decideTCP decides a connection to dst:port; when it refuses, the
-// Denial says why.
-func (g *Gateway) decideTCP(dst netip.Addr, port uint16) (bool, Denial) {
+// egress.Denial says why.
+func (g *Gateway) decideTCP(dst netip.Addr, port uint16) (bool, egress.Denial) {
 	if g.isGateway(dst) {
-		return false, Denial{Protocol: ProtoTCP, Host: dst.String(), Port: port, Reason: "the gateway serves only DNS on port 53"}
+		return false, egress.Denial{Protocol: egress.ProtoTCP, Host: dst.String(), Port: port, Reason: "the gateway serves only DNS on port 53"}
 	}
 	names := g.namesOf(dst)
 	host := dst.String()
@@ -395,9 +378,9 @@ func (g *Gateway) decideTCP(dst netip.Addr, port uint16) (bool, Denial) {
 		host = names[len(names)-1]
 	}
 	if ok, reason := g.policy.Decide(dst, port, names); !ok {
-		return false, Denial{Protocol: ProtoTCP, Host: host, Port: port, Reason: reason}
+		return false, egress.Denial{Protocol: egress.ProtoTCP, Host: host, Port: port, Reason: reason}
 	}
-	return true, Denial{}
+	return true, egress.Denial{}
 }
 
 // PermitsTCP reports whether the gateway would carry a TCP connection
@@ -407,14 +390,20 @@ func (g *Gateway) decideTCP(dst netip.Addr, port uint16) (bool, Denial) {
 // sandbox's behalf when it is true (see the sandbox's connect broker)
 // leaves every refusal to the gateway, which records it.
 func (g *Gateway) PermitsTCP(dst netip.Addr, port uint16) bool {
+	if g.isClosed() {
+		return false
+	}
 	ok, _ := g.decideTCP(dst.Unmap(), port)
 	return ok
 }
 
 // CheckTCP is PermitsTCP for a connection the caller makes itself, from
-// a socket the gateway will never see: a refusal is recorded as a Denial
+// a socket the gateway will never see: a refusal is recorded as an egress.Denial
 // like the gateway's own.
 func (g *Gateway) CheckTCP(dst netip.Addr, port uint16) bool {
+	if g.isClosed() {
+		return false
+	}
 	ok, d := g.decideTCP(dst.Unmap(), port)
 	if !ok {
 		g.deny(d)
