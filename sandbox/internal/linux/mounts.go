@@ -57,6 +57,11 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 		trees[i] = fd
 	}
 
+	scratch, err := mountScratch(mounts)
+	if err != nil {
+		return fmt.Errorf("scratch tmpfs: %w", err)
+	}
+	defer scratch.close()
 	if err := unix.Mount("tmpfs", stagingDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 		return fmt.Errorf("new root tmpfs: %w", err)
 	}
@@ -87,7 +92,6 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 
 	masks := masker{file: maskFile, dir: maskDir, placed: [2]int{-1, -1}}
 	defer masks.close()
-	var scratch scratchTmpfs
 	for i, m := range mounts {
 		if m.Kind == MountBind && trees[i] < 0 {
 			continue // optional source missing
@@ -105,9 +109,6 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 			unix.Close(trees[i])
 		}
 	}
-	if err := scratch.detach(); err != nil {
-		return fmt.Errorf("scratch tmpfs: %w", err)
-	}
 	if err := os.Remove(maskFile); err != nil {
 		return fmt.Errorf("remove mask source: %w", err)
 	}
@@ -116,7 +117,9 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 	}
 
 	// pivot_root(".", ".") stacks the old root beneath the new one; a lazy
-	// unmount then drops it, so no path leads back to the host tree.
+	// unmount then drops it, and the scratch tmpfs beneath the new root's
+	// with it, so no path leads back to the host tree.
+	scratch.close()
 	if err := unix.Chdir(stagingDir); err != nil {
 		return fmt.Errorf("enter new root: %w", err)
 	}
