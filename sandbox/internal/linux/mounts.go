@@ -3,7 +3,6 @@ package linux
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 
@@ -57,6 +56,11 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 		trees[i] = fd
 	}
 
+	scratch, err := mountScratch(mounts)
+	if err != nil {
+		return fmt.Errorf("scratch tmpfs: %w", err)
+	}
+	defer scratch.close()
 	if err := unix.Mount("tmpfs", stagingDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 		return fmt.Errorf("new root tmpfs: %w", err)
 	}
@@ -67,27 +71,23 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 	defer unix.Close(root)
 	// An empty, unreadable file and directory to bind over masked paths.
 	maskFile, maskDir := stagingDir+"/.mask-file", stagingDir+"/.mask-dir"
-	fileMode, dirMode := os.FileMode(0), os.FileMode(0)
+	fileMode, dirMode := uint32(0), uint32(0)
 	if readableMasks {
 		fileMode, dirMode = 0o444, 0o555
 	}
-	if err := os.WriteFile(maskFile, nil, 0); err != nil {
+	if err := writeFile(maskFile, nil, fileMode); err != nil {
 		return fmt.Errorf("mask file: %w", err)
 	}
-	if err := os.Mkdir(maskDir, 0); err != nil {
+	if err := unix.Mkdir(maskDir, 0); err != nil {
 		return fmt.Errorf("mask dir: %w", err)
 	}
 	// Chmod, not the umask-filtered mode above.
-	if err := os.Chmod(maskFile, fileMode); err != nil {
-		return fmt.Errorf("mask file: %w", err)
-	}
-	if err := os.Chmod(maskDir, dirMode); err != nil {
+	if err := unix.Chmod(maskDir, dirMode); err != nil {
 		return fmt.Errorf("mask dir: %w", err)
 	}
 
 	masks := masker{file: maskFile, dir: maskDir, placed: [2]int{-1, -1}}
 	defer masks.close()
-	var scratch scratchTmpfs
 	for i, m := range mounts {
 		if m.Kind == MountBind && trees[i] < 0 {
 			continue // optional source missing
@@ -105,10 +105,7 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 			unix.Close(trees[i])
 		}
 	}
-	if err := scratch.detach(); err != nil {
-		return fmt.Errorf("scratch tmpfs: %w", err)
-	}
-	if err := os.Remove(maskFile); err != nil {
+	if err := unix.Unlink(maskFile); err != nil {
 		return fmt.Errorf("remove mask source: %w", err)
 	}
 	if err := unix.Rmdir(maskDir); err != nil {
@@ -116,7 +113,9 @@ func buildMountView(mounts []Mount, readableMasks bool) error {
 	}
 
 	// pivot_root(".", ".") stacks the old root beneath the new one; a lazy
-	// unmount then drops it, so no path leads back to the host tree.
+	// unmount then drops it, and the scratch tmpfs beneath the new root's
+	// with it, so no path leads back to the host tree.
+	scratch.close()
 	if err := unix.Chdir(stagingDir); err != nil {
 		return fmt.Errorf("enter new root: %w", err)
 	}
@@ -306,30 +305,47 @@ func openIn(root int, rel string) (int, error) {
 // parents where it is missing. The caller closes it. It is the lookup
 // that found rel, or the new file's own descriptor (created with O_EXCL
 // and O_NOFOLLOW, so the file is the one made here), so the step mounts
-// on what was checked without looking rel up again.
+// on what was checked without looking rel up again. A missing rel is
+// made beneath its directory's descriptor (the root's own for a name at
+// the top), not by a walk that opens each component again.
 func targetIn(root int, rel string, dir bool) (int, error) {
 	if fd, err := openIn(root, rel); err == nil {
 		return fd, nil
 	}
-	if dir {
-		if err := mkdirAllIn(root, rel); err != nil {
+	parent := root
+	if d := path.Dir(rel); d != "." {
+		fd, err := dirIn(root, d)
+		if err != nil {
 			return -1, err
+		}
+		defer unix.Close(fd)
+		parent = fd
+	}
+	name := path.Base(rel)
+	if dir {
+		if err := unix.Mkdirat(parent, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			return -1, fmt.Errorf("create mount point %s: %w", rel, err)
 		}
 		return openIn(root, rel)
 	}
-	if err := mkdirAllIn(root, path.Dir(rel)); err != nil {
-		return -1, err
-	}
-	parent, err := openDirIn(root, path.Dir(rel))
-	if err != nil {
-		return -1, err
-	}
-	defer unix.Close(parent)
-	fd, err := unix.Openat(parent, path.Base(rel), unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
+	fd, err := unix.Openat(parent, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return -1, fmt.Errorf("create mount point: %w", err)
 	}
 	return fd, nil
+}
+
+// dirIn opens the directory rel inside root (as openDirIn), making it
+// and its missing parents first.
+func dirIn(root int, rel string) (int, error) {
+	fd, err := openDirIn(root, rel)
+	if !errors.Is(err, unix.ENOENT) {
+		return fd, err
+	}
+	if err := mkdirAllIn(root, rel); err != nil {
+		return -1, err
+	}
+	return openDirIn(root, rel)
 }
 
 func openDirIn(root int, rel string) (int, error) {
@@ -413,12 +429,32 @@ func fileMount(root int, rel string, m Mount) error {
 	}
 	defer unix.Close(target)
 	src := stagingDir + "/.file-content"
-	if err := os.WriteFile(src, []byte(m.Content), 0o444); err != nil {
+	if err := writeFile(src, []byte(m.Content), 0o444); err != nil {
 		return err
 	}
-	defer os.Remove(src)
+	defer unix.Unlink(src)
 	if err := unix.Mount(src, fmt.Sprintf("/proc/self/fd/%d", target), "", unix.MS_BIND, ""); err != nil {
 		return err
 	}
 	return remountReadOnly(root, rel)
+}
+
+// writeFile makes the file name, which must not exist yet, holding data,
+// with mode exactly (not filtered by the umask). It goes without package
+// os, whose first file starts the runtime's poller (epoll_create1,
+// eventfd2 and a refused epoll_ctl) and takes four fcntl calls a file.
+func writeFile(name string, data []byte, mode uint32) error {
+	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return unix.Fchmod(fd, mode)
 }
