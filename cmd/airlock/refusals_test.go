@@ -103,7 +103,11 @@ func TestRunRefusalsVisible(t *testing.T) {
 						Denials []sandbox.Denial `json:"denials"`
 						Silent  []string         `json:"silent_refusals"`
 					}
-					if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &res); err != nil {
+					at := strings.Index(out, "{")
+					if at < 0 {
+						t.Fatalf("%s: no report on stdout\n%s\n%s", c.name, out, errOut)
+					}
+					if err := json.Unmarshal([]byte(out[at:]), &res); err != nil {
 						t.Fatalf("%s: report: %v\n%s\n%s", c.name, err, out, errOut)
 					}
 					denied := false
