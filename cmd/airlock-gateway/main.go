@@ -17,7 +17,7 @@ import (
 	"syscall"
 
 	"github.com/airlockhq/airlock/egress"
-	"github.com/airlockhq/airlock/egress/netstack"
+	_ "github.com/airlockhq/airlock/egress/netstack" // registers the in-process gateway egress.InProcess returns
 	"github.com/airlockhq/airlock/egress/remote"
 )
 
@@ -29,14 +29,7 @@ func main() {
 	// The terminal's signals are airlock's to handle; the run ends this
 	// process by closing the control socket.
 	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
-	serve := func(tap *os.File, cfg egress.Config) (egress.Gateway, error) {
-		g, err := netstack.Serve(tap, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return g, nil
-	}
-	if err := remote.ServeControl(os.NewFile(3, "control"), egress.Config{}, serve); err != nil {
+	if err := remote.ServeControl(os.NewFile(3, "control"), egress.Config{}, egress.InProcess()); err != nil {
 		fmt.Fprintln(os.Stderr, "airlock-gateway:", err)
 		os.Exit(1)
 	}

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/airlockhq/airlock/egress"
-	"github.com/airlockhq/airlock/egress/netstack"
+	_ "github.com/airlockhq/airlock/egress/netstack" // registers the gateway egress.InProcess returns
 	"github.com/airlockhq/airlock/egress/remote"
 	"github.com/airlockhq/airlock/internal/testnet"
 	"github.com/airlockhq/airlock/profile"
@@ -16,8 +16,8 @@ import (
 
 // viaRemote makes newLab serve its TAP through egress/remote: the
 // supervisor's side (remote.Start) and the gateway's (remote.ServeControl
-// with netstack.Serve) on the two ends of a control socket, as airlock
-// and airlock-gateway run them, in this process so that the lab's
+// with the in-process netstack server) on the two ends of a control
+// socket, as airlock and airlock-gateway run them, in this process so that the lab's
 // resolver and dialer still apply.
 var viaRemote bool
 
@@ -32,9 +32,7 @@ func serveRemote(t *testing.T, tap *os.File, cfg, base egress.Config) (egress.Ga
 	}
 	served := make(chan error, 1)
 	go func() {
-		served <- remote.ServeControl(os.NewFile(uintptr(fds[1]), "control"), base, func(tap *os.File, cfg egress.Config) (egress.Gateway, error) {
-			return netstack.Serve(tap, cfg)
-		})
+		served <- remote.ServeControl(os.NewFile(uintptr(fds[1]), "control"), base, egress.InProcess())
 	}()
 	t.Cleanup(func() {
 		if err := <-served; err != nil {

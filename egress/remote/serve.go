@@ -12,17 +12,13 @@ import (
 	"github.com/airlockhq/airlock/profile"
 )
 
-// ServeFunc starts a gateway in this process: netstack.Serve, for the
-// gateway program.
-type ServeFunc func(tap *os.File, cfg egress.Config) (egress.Gateway, error)
-
 // ServeControl is the gateway's side of the control socket ctl: it
-// receives the settings and the TAP device, starts the gateway with
-// serve, answers the supervisor's checks and sends the denials, and
-// returns once the supervisor said close (nil) or went away (an error),
+// receives the settings and the TAP device, starts the gateway with srv
+// (egress.InProcess, the netstack's, in the gateway program), answers
+// the supervisor's checks and sends the denials, and returns once the supervisor said close (nil) or went away (an error),
 // with the gateway stopped either way. base gives what the settings do
 // not carry (tests set a Resolver and a Dialer; the program, nothing).
-func ServeControl(ctl *os.File, base egress.Config, serve ServeFunc) error {
+func ServeControl(ctl *os.File, base egress.Config, srv egress.Server) error {
 	c, err := newConn(ctl)
 	if err != nil {
 		return err
@@ -57,7 +53,7 @@ func ServeControl(ctl *os.File, base egress.Config, serve ServeFunc) error {
 	cfg.Policy = pol
 	cfg.LookupTimeout = time.Duration(m.LookupTimeout)
 	cfg.OnDenial = func(d egress.Denial) { sendLocked(message{Op: opDenial, Denial: &d}) }
-	gw, err := serve(tap, cfg)
+	gw, err := srv.Serve(tap, cfg)
 	if err != nil {
 		sendLocked(message{Op: opFailed, Error: err.Error()})
 		return err
