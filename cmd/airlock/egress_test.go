@@ -259,6 +259,11 @@ func TestRunNetGatewayDies(t *testing.T) {
 	if !strings.Contains(string(b), "the egress gateway ended during the run") {
 		t.Fatalf("the report does not say the gateway ended: %s", b)
 	}
+	// The user sees it too, not only the Report: the end of the run says
+	// every refusal no line said while it ran.
+	if !strings.Contains(errOut, "the egress gateway ended during the run") {
+		t.Fatalf("stderr does not say the gateway ended: %q", errOut)
+	}
 }
 
 // processOf returns the pid of a process running the executable at path
