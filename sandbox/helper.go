@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -340,7 +339,7 @@ func (h *helper) send(cfg linux.Config, stdin *os.File, files []*os.File) error 
 	if h.cg != nil && len(h.cg.TaskFiles()) > 0 {
 		cfg.JoinCgroup = h.cg.TaskFiles()
 	}
-	data, err := json.Marshal(cfg)
+	data, err := linux.EncodeConfig(&cfg)
 	if err != nil {
 		return &SetupError{Step: "encode config", Err: err}
 	}

@@ -3,7 +3,8 @@ package linux
 import "github.com/airlockhq/airlock/sandbox/internal/linux/landlock"
 
 // Config is everything the stage-2 helper needs, sent by the supervisor
-// as JSON over the helper's config socket, with the run's descriptors
+// in its own encoding (configwire.go, not JSON: the tags are for tests
+// and dumps) over the helper's config socket, with the run's descriptors
 // (Handoff). Paths are absolute and the same inside and outside
 // the sandbox (the mount view mirrors the host's layout).
 type Config struct {

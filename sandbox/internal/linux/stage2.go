@@ -1,7 +1,6 @@
 package linux
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -45,7 +44,7 @@ func init() {
 
 // The helper's inherited descriptors.
 const (
-	configFD = 3 // unix stream socket: the JSON Config with the run's descriptors, then EOF
+	configFD = 3 // unix stream socket: the encoded Config (configwire.go) with the run's descriptors, then EOF
 	errorFD  = 4 // write end: one line naming the failed step; closed by exec
 )
 
@@ -225,8 +224,8 @@ func readConfig() (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cfg Config
-	if err := json.Unmarshal(data, &cfg); err != nil {
+	cfg, err := DecodeConfig(data)
+	if err != nil {
 		closeFDs(fds)
 		return nil, err
 	}
@@ -236,7 +235,7 @@ func readConfig() (*Config, error) {
 	if len(cfg.Argv) == 0 {
 		return nil, fmt.Errorf("empty command")
 	}
-	return &cfg, nil
+	return cfg, nil
 }
 
 // receiveConfig reads the config socket to EOF, with the descriptors
