@@ -26,9 +26,7 @@ func EncodeConfig(c *Config) ([]byte, error) {
 	w.strs(c.Env)
 	w.str(c.Dir)
 	w.ints(c.Handoff)
-	w.uint(uint64(len(c.Mounts)))
-	for i := range c.Mounts {
-		m := &c.Mounts[i]
+	putList(w, c.Mounts, func(m Mount) {
 		w.str(m.Kind)
 		w.str(m.Source)
 		w.str(m.Target)
@@ -40,16 +38,15 @@ func EncodeConfig(c *Config) ([]byte, error) {
 		w.uint(uint64(m.Mode))
 		w.str(m.Content)
 		w.int(int64(m.TreeFD))
-	}
+	})
 	w.str(c.Hostname)
 	l := &c.Landlock
 	w.bool(l.Enabled)
-	w.uint(uint64(len(l.Rules)))
-	for _, r := range l.Rules {
+	putList(w, l.Rules, func(r landlock.Rule) {
 		w.str(r.Path)
 		w.uint(r.Access)
 		w.str(string(r.Type))
-	}
+	})
 	w.strs(l.Read)
 	w.strs(l.List)
 	w.strs(l.Write)
@@ -82,10 +79,7 @@ func EncodeConfig(c *Config) ([]byte, error) {
 			w.names(g.Absent)
 			w.names(g.Held)
 			w.strs(g.Globs)
-			w.uint(uint64(len(g.PrivateDevs)))
-			for _, d := range g.PrivateDevs {
-				w.uint(d)
-			}
+			putList(w, g.PrivateDevs, w.uint)
 			w.pairs(g.GitDirs)
 			w.strs(g.Names)
 			w.str(g.Workspace)
@@ -127,34 +121,26 @@ func DecodeConfig(data []byte) (*Config, error) {
 	c.Env = r.strs()
 	c.Dir = r.str()
 	c.Handoff = r.ints()
-	if n := r.count(); n > 0 {
-		c.Mounts = make([]Mount, n)
-		for i := range c.Mounts {
-			m := &c.Mounts[i]
-			m.Kind = r.str()
-			m.Source = r.str()
-			m.Target = r.str()
-			m.ReadOnly = r.bool()
-			m.NoExec = r.bool()
-			m.Optional = r.bool()
-			m.Size = r.int()
-			m.Inodes = r.int()
-			m.Mode = uint32(r.uintMax(1<<32 - 1))
-			m.Content = r.str()
-			m.TreeFD = r.fd()
-		}
-	}
+	c.Mounts = getList(r, func() (m Mount) {
+		m.Kind = r.str()
+		m.Source = r.str()
+		m.Target = r.str()
+		m.ReadOnly = r.bool()
+		m.NoExec = r.bool()
+		m.Optional = r.bool()
+		m.Size = r.int()
+		m.Inodes = r.int()
+		m.Mode = uint32(r.uintMax(1<<32 - 1))
+		m.Content = r.str()
+		m.TreeFD = r.fd()
+		return m
+	})
 	c.Hostname = r.str()
 	l := &c.Landlock
 	l.Enabled = r.bool()
-	if n := r.count(); n > 0 {
-		l.Rules = make([]landlock.Rule, n)
-		for i := range l.Rules {
-			l.Rules[i].Path = r.str()
-			l.Rules[i].Access = r.uint()
-			l.Rules[i].Type = landlock.FileType(r.str())
-		}
-	}
+	l.Rules = getList(r, func() landlock.Rule {
+		return landlock.Rule{Path: r.str(), Access: r.uint(), Type: landlock.FileType(r.str())}
+	})
 	l.Read = r.strs()
 	l.List = r.strs()
 	l.Write = r.strs()
@@ -188,12 +174,7 @@ func DecodeConfig(data []byte) (*Config, error) {
 			g.Absent = r.names()
 			g.Held = r.names()
 			g.Globs = r.strs()
-			if k := r.count(); k > 0 {
-				g.PrivateDevs = make([]uint64, k)
-				for i := range g.PrivateDevs {
-					g.PrivateDevs[i] = r.uint()
-				}
-			}
+			g.PrivateDevs = getList(r, r.uint)
 			g.GitDirs = r.pairs()
 			g.Names = r.strs()
 			g.Workspace = r.str()
@@ -252,17 +233,15 @@ func (w *wire) str(s string) {
 	w.b = append(w.b, s...)
 }
 
-func (w *wire) strs(l []string) {
-	w.uint(uint64(len(l)))
-	for _, s := range l {
-		w.str(s)
-	}
-}
+func (w *wire) strs(l []string) { putList(w, l, w.str) }
 
-func (w *wire) ints(l []int) {
+func (w *wire) ints(l []int) { putList(w, l, func(v int) { w.int(int64(v)) }) }
+
+// putList writes l's length, then each element with put.
+func putList[T any](w *wire, l []T, put func(T)) {
 	w.uint(uint64(len(l)))
 	for _, v := range l {
-		w.int(int64(v))
+		put(v)
 	}
 }
 
@@ -367,89 +346,56 @@ func (r *reader) str() string {
 	return s
 }
 
-func (r *reader) strs() []string {
-	n := r.count()
-	if n == 0 {
-		return nil
-	}
-	l := make([]string, n)
-	for i := range l {
-		l[i] = r.str()
-	}
-	return l
-}
+func (r *reader) strs() []string { return getList(r, r.str) }
 
-func (r *reader) ints() []int {
+func (r *reader) ints() []int { return getList(r, r.fd) }
+
+// getList reads what putList wrote, each element with get: nil for an
+// empty list, and nothing allocated past the bytes left (count).
+func getList[T any](r *reader, get func() T) []T {
 	n := r.count()
 	if n == 0 {
 		return nil
 	}
-	l := make([]int, n)
+	l := make([]T, n)
 	for i := range l {
-		l[i] = r.fd()
+		l[i] = get()
 	}
 	return l
 }
 
 func (w *wire) pairs(l [][2]uint64) {
-	w.uint(uint64(len(l)))
-	for _, p := range l {
+	putList(w, l, func(p [2]uint64) {
 		w.uint(p[0])
 		w.uint(p[1])
-	}
+	})
 }
 
 func (w *wire) names(l []GuardName) {
-	w.uint(uint64(len(l)))
-	for _, n := range l {
+	putList(w, l, func(n GuardName) {
 		w.uint(n.Dir[0])
 		w.uint(n.Dir[1])
 		w.str(n.Name)
-	}
+	})
 }
 
 func (w *wire) rlimits(l []Rlimit) {
-	w.uint(uint64(len(l)))
-	for _, r := range l {
+	putList(w, l, func(r Rlimit) {
 		w.int(int64(r.Resource))
 		w.uint(r.Value)
-	}
+	})
 }
 
 func (r *reader) pairs() [][2]uint64 {
-	n := r.count()
-	if n == 0 {
-		return nil
-	}
-	l := make([][2]uint64, n)
-	for i := range l {
-		l[i] = [2]uint64{r.uint(), r.uint()}
-	}
-	return l
+	return getList(r, func() [2]uint64 { return [2]uint64{r.uint(), r.uint()} })
 }
 
 func (r *reader) names() []GuardName {
-	n := r.count()
-	if n == 0 {
-		return nil
-	}
-	l := make([]GuardName, n)
-	for i := range l {
-		l[i].Dir = [2]uint64{r.uint(), r.uint()}
-		l[i].Name = r.str()
-	}
-	return l
+	return getList(r, func() GuardName {
+		return GuardName{Dir: [2]uint64{r.uint(), r.uint()}, Name: r.str()}
+	})
 }
 
 func (r *reader) rlimits() []Rlimit {
-	n := r.count()
-	if n == 0 {
-		return nil
-	}
-	l := make([]Rlimit, n)
-	for i := range l {
-		l[i].Resource = r.fd()
-		l[i].Value = r.uint()
-	}
-	return l
+	return getList(r, func() Rlimit { return Rlimit{Resource: r.fd(), Value: r.uint()} })
 }
