@@ -339,10 +339,7 @@ func (h *helper) send(cfg linux.Config, stdin *os.File, files []*os.File) error 
 	if h.cg != nil && len(h.cg.TaskFiles()) > 0 {
 		cfg.JoinCgroup = h.cg.TaskFiles()
 	}
-	data, err := linux.EncodeConfig(&cfg)
-	if err != nil {
-		return &SetupError{Step: "encode config", Err: err}
-	}
+	data := linux.EncodeConfig(&cfg)
 	defer h.conf.Close()
 	sc, err := h.conf.SyscallConn()
 	if err != nil {

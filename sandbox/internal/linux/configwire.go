@@ -19,7 +19,7 @@ import (
 const configMagic = "ALC1"
 
 // EncodeConfig encodes c for DecodeConfig.
-func EncodeConfig(c *Config) ([]byte, error) {
+func EncodeConfig(c *Config) []byte {
 	w := &wire{b: make([]byte, 0, 4096)}
 	w.b = append(w.b, configMagic...)
 	w.strs(c.Argv)
@@ -107,7 +107,7 @@ func EncodeConfig(c *Config) ([]byte, error) {
 		w.uint(uint64(p.Cols))
 	}
 	w.int(int64(c.PublishFD))
-	return w.b, nil
+	return w.b
 }
 
 // DecodeConfig decodes what EncodeConfig made, failing on anything else.

@@ -46,10 +46,7 @@ func TestConfigWireRoundTrip(t *testing.T) {
 	var want Config
 	n := 0
 	fill(t, reflect.ValueOf(&want).Elem(), &n)
-	data, err := EncodeConfig(&want)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := EncodeConfig(&want)
 	got, err := DecodeConfig(data)
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +58,7 @@ func TestConfigWireRoundTrip(t *testing.T) {
 	}
 
 	// A zero config comes back zero (nil lists, nil pointers).
-	data, err = EncodeConfig(&Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	data = EncodeConfig(&Config{})
 	got, err = DecodeConfig(data)
 	if err != nil {
 		t.Fatal(err)
@@ -81,10 +75,7 @@ func TestConfigWireStrict(t *testing.T) {
 	var c Config
 	n := 0
 	fill(t, reflect.ValueOf(&c).Elem(), &n)
-	data, err := EncodeConfig(&c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := EncodeConfig(&c)
 	for i := 0; i < len(data); i++ {
 		if _, err := DecodeConfig(data[:i]); err == nil {
 			t.Fatalf("a config cut at %d of %d bytes decoded", i, len(data))
@@ -105,7 +96,7 @@ func TestConfigWireStrict(t *testing.T) {
 	}
 	// A boolean other than 0 or 1 fails: in a zero config, the byte
 	// before the last (PublishFD, 0) is PTY's presence flag.
-	enc, _ := EncodeConfig(&Config{})
+	enc := EncodeConfig(&Config{})
 	bad := append([]byte(nil), enc...)
 	bad[len(bad)-2] = 2
 	if _, err := DecodeConfig(bad); err == nil || !strings.Contains(err.Error(), "boolean") {
@@ -125,10 +116,7 @@ func BenchmarkConfigDecode(b *testing.B) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		b.Fatal(err)
 	}
-	wire, err := EncodeConfig(&c)
-	if err != nil {
-		b.Fatal(err)
-	}
+	wire := EncodeConfig(&c)
 	b.Run("json", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
